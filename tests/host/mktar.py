@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+"""Write a tar archive whose entries are spelled out on the command line.
+
+The host tests use it to craft hostile archives that GNU tar refuses to make
+(names with "..", absolute names, a symlink named ".", hardlinks carrying data,
+device nodes made without privileges).
+
+usage: mktar.py OUT.tar ENTRY...
+  d NAME            directory
+  f NAME DATA       regular file holding DATA
+  l NAME TARGET     symlink
+  L NAME TARGET     symlink carrying pax ACL and xattr headers (CVE-2021-23177)
+  h NAME TARGET     hardlink
+  H NAME TARGET DATA  hardlink that carries data (CVE-2016-5418)
+  p NAME            FIFO
+  c NAME / b NAME   character / block device (1,3 / 8,0)
+  m MODE            octal mode for the next entry (default 0755 dirs, 0644 others)
+  o UID             owner uid (and gid) for the following entries
+"""
+import io
+import sys
+import tarfile
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit(__doc__)
+    out, args = argv[1], argv[2:]
+    mode, owner = None, 0
+    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as tar:
+        i = 0
+        while i < len(args):
+            kind = args[i]
+            if kind == "m":
+                mode = int(args[i + 1], 8)
+                i += 2
+                continue
+            if kind == "o":
+                owner = int(args[i + 1])
+                i += 2
+                continue
+            nargs = {"d": 1, "f": 2, "l": 2, "L": 2, "h": 2, "H": 3,
+                     "p": 1, "c": 1, "b": 1}[kind]
+            fields = args[i + 1:i + 1 + nargs]
+            if len(fields) != nargs:
+                sys.exit("mktar.py: %s: needs %d arguments" % (kind, nargs))
+            i += 1 + nargs
+            info = tarfile.TarInfo(fields[0])
+            info.mtime = 1700000000
+            info.uid = info.gid = owner
+            info.uname = info.gname = "u%d" % owner if owner else "root"
+            data = None
+            if kind == "d":
+                info.type = tarfile.DIRTYPE
+            elif kind == "f":
+                data = fields[1].encode()
+            elif kind in "lL":
+                info.type = tarfile.SYMTYPE
+                info.linkname = fields[1]
+                if kind == "L":
+                    info.pax_headers = {
+                        "SCHILY.acl.access":
+                            "user::rwx,group::rwx,other::rwx,mask::rwx,user:0:rwx",
+                        "SCHILY.xattr.user.edr-test": "pwned",
+                    }
+            elif kind in "hH":
+                info.type = tarfile.LNKTYPE
+                info.linkname = fields[1]
+                if kind == "H":
+                    data = fields[2].encode()
+            elif kind == "p":
+                info.type = tarfile.FIFOTYPE
+            elif kind in "cb":
+                info.type = tarfile.CHRTYPE if kind == "c" else tarfile.BLKTYPE
+                info.devmajor, info.devminor = (1, 3) if kind == "c" else (8, 0)
+            info.mode = mode if mode is not None else (
+                0o755 if kind == "d" else 0o644)
+            mode = None
+            if data is not None:
+                info.size = len(data)
+                # addfile() only copies data for the size in the header, which
+                # is what we want even for a hardlink entry.
+                tar.addfile(info, io.BytesIO(data))
+            else:
+                tar.addfile(info)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,112 @@
+/* edr-probe: report, from inside a devroot, what busybox cannot show.
+ *
+ * The host tests copy this static binary into a root and run it there through
+ * enter-devroot, so each check observes the process exactly as the tool left it.
+ *
+ *   edr-probe nnp     print PR_GET_NO_NEW_PRIVS (0 or 1)
+ *   edr-probe fds     print every open fd above 2, one per line
+ *   edr-probe cwd     print getcwd()
+ *   edr-probe ids     print "ruid euid rgid egid"
+ *   edr-probe caps    print the effective capability set in hex
+ *   edr-probe escape  try the classic chroot escape (mkdir, chroot, chdir ..),
+ *                     print "escaped" or "contained: <why>"
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#define MAX_FD_PROBED 65536
+#define ESCAPE_DEPTH 64
+
+static int probe_fds(void)
+{
+	long max = sysconf(_SC_OPEN_MAX);
+
+	if (max < 0 || max > MAX_FD_PROBED)
+		max = MAX_FD_PROBED;
+	for (int fd = 3; fd < max; fd++)
+		if (fcntl(fd, F_GETFD) != -1)
+			printf("%d\n", fd);
+	return 0;
+}
+
+static int probe_caps(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data) != 0) {
+		perror("capget");
+		return 1;
+	}
+	printf("%08x%08x\n", data[1].effective, data[0].effective);
+	return 0;
+}
+
+/* The escape every chroot(2) without a new mount namespace is open to when
+ * the process keeps CAP_SYS_CHROOT. After it, "/" is the real root iff
+ * HOST_ONLY_PATH (given on the command line) exists. */
+static int probe_escape(const char *host_only_path)
+{
+	if (mkdir("edr-escape", 0700) != 0 && errno != EEXIST) {
+		printf("contained: mkdir: %s\n", strerror(errno));
+		return 0;
+	}
+	if (chroot("edr-escape") != 0) {
+		printf("contained: chroot: %s\n", strerror(errno));
+		return 0;
+	}
+	for (int i = 0; i < ESCAPE_DEPTH; i++)
+		if (chdir("..") != 0)
+			break;
+	if (chroot(".") != 0) {
+		printf("contained: chroot(.): %s\n", strerror(errno));
+		return 0;
+	}
+	if (host_only_path && access(host_only_path, F_OK) == 0)
+		printf("escaped\n");
+	else
+		printf("contained: host path not visible\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char buf[PATH_MAX];
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: edr-probe nnp|fds|cwd|ids|caps|escape [PATH]\n");
+		return 2;
+	}
+	if (strcmp(argv[1], "nnp") == 0) {
+		printf("%d\n", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+		return 0;
+	}
+	if (strcmp(argv[1], "fds") == 0)
+		return probe_fds();
+	if (strcmp(argv[1], "cwd") == 0) {
+		if (!getcwd(buf, sizeof buf)) {
+			printf("getcwd: %s\n", strerror(errno));
+			return 1;
+		}
+		printf("%s\n", buf);
+		return 0;
+	}
+	if (strcmp(argv[1], "ids") == 0) {
+		printf("%u %u %u %u\n", getuid(), geteuid(), getgid(), getegid());
+		return 0;
+	}
+	if (strcmp(argv[1], "caps") == 0)
+		return probe_caps();
+	if (strcmp(argv[1], "escape") == 0)
+		return probe_escape(argc > 2 ? argv[2] : NULL);
+	fprintf(stderr, "edr-probe: %s: unknown probe\n", argv[1]);
+	return 2;
+}
