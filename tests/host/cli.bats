@@ -1,0 +1,172 @@
+#!/usr/bin/env bats
+# The command-line contract: help, version, usage errors, and which NAMEs are accepted.
+
+load common
+
+setup() { edr_setup; }
+teardown() { edr_teardown; }
+
+@test "cli: --help exits 0 and lists every subcommand" {
+	edr_run --help
+	assert_status 0
+	for sub in create enter run list path remove doctor; do
+		assert_output --partial "$sub"
+	done
+}
+
+@test "cli: --help documents the exit statuses 125, 126 and 127" {
+	edr_run --help
+	assert_status 0
+	assert_output --partial 125
+	assert_output --partial 126
+	assert_output --partial 127
+}
+
+@test "cli: --version exits 0 and prints a version number" {
+	edr_run --version
+	assert_status 0
+	assert_output --regexp '[0-9]+\.[0-9]+'
+}
+
+@test "cli: help SUBCOMMAND exits 0 for every subcommand and describes it" {
+	for sub in create enter run list path remove doctor; do
+		edr_run help "$sub"
+		assert_status 0
+		assert_output --partial "$sub"
+	done
+}
+
+@test "cli: help of an unknown subcommand is refused with 125 naming it" {
+	edr_run help frobnicate
+	assert_edr_error 125 frobnicate
+}
+
+@test "cli: no arguments at all is a usage error (125)" {
+	edr_run
+	assert_status 125
+	[[ -n $stderr ]] || fail "nothing on stderr"
+}
+
+@test "cli: unknown subcommand is refused with 125 and one line naming it" {
+	edr_run frobnicate
+	assert_edr_error 125 frobnicate
+}
+
+@test "cli: unknown global option is refused with 125 and one line naming it" {
+	edr_run --frobnicate
+	assert_edr_error 125 --frobnicate
+}
+
+@test "cli: unknown option of a subcommand is refused with 125 and one line naming it" {
+	for sub in "create dev" "list" "path dev" "remove dev" "doctor" "enter dev" "run dev"; do
+		# shellcheck disable=SC2086
+		edr_run $sub --frobnicate
+		assert_edr_error 125 --frobnicate
+	done
+	[[ ! -e $(root_of dev) ]] || fail "a root was created"
+}
+
+@test "cli: missing NAME is refused with 125 and one line, for every subcommand taking one" {
+	for sub in create enter run path remove; do
+		edr_run "$sub"
+		assert_edr_error 125
+	done
+}
+
+@test "cli: run without a command after -- is refused with 125" {
+	create_default dev
+	edr_run run dev --
+	assert_edr_error 125
+	edr_run run dev
+	assert_edr_error 125
+}
+
+@test "cli: an option missing its value is refused with 125 naming the option" {
+	create_default dev
+	edr_run run dev --workdir
+	assert_edr_error 125 --workdir
+	edr_run create other --from
+	assert_edr_error 125 --from
+	edr_run create other --sha256
+	assert_edr_error 125 --sha256
+	[[ ! -e $(root_of other) ]] || fail "a root was created"
+}
+
+@test "cli: unexpected extra argument is refused with 125" {
+	edr_run list extra
+	assert_edr_error 125 extra
+	edr_run path a b
+	assert_edr_error 125
+}
+
+bad_names=(
+	''
+	'.'
+	'..'
+	'.hidden'
+	'_under'
+	'-x'
+	'a/b'
+	'../escape'
+	'a b'
+	'dév'
+	'名前'
+	'a:b'
+	'a*'
+	"$(printf 'a%.0s' {1..65})"
+)
+
+@test "cli: create refuses every bad NAME with 125 and one line, creating nothing" {
+	store_snapshot
+	for name in "${bad_names[@]}"; do
+		edr_run create "$name" --from "$EDR_TEMPLATE"
+		if [[ -z $name ]]; then
+			assert_edr_error 125
+		else
+			assert_edr_error 125 "$name"
+		fi
+	done
+	assert_store_unchanged
+}
+
+@test "cli: run, enter, path and remove refuse a bad NAME with 125 naming it" {
+	for name in '..' 'a/b' '-x' 'a b' "$(printf 'b%.0s' {1..65})"; do
+		for sub in path remove enter; do
+			edr_run "$sub" "$name"
+			assert_edr_error 125 "$name"
+		done
+		edr_run run "$name" -- true
+		assert_edr_error 125 "$name"
+	done
+}
+
+@test "cli: a NAME of exactly 64 characters is accepted" {
+	local name
+	name=$(printf 'x%.0s' {1..63})9
+	[[ ${#name} -eq 64 ]]
+	small_tarball "$W/small.tar"
+	edr_run create "$name" --from "$W/small.tar"
+	assert_status 0
+	[[ -f $(root_of "$name")/marker ]] || fail "root of $name not created"
+	edr_run path "$name"
+	assert_status 0
+	assert_output "$(root_of "$name")"
+}
+
+@test "cli: NAMEs with dots, underscores, dashes and digits are accepted" {
+	small_tarball "$W/small.tar"
+	for name in a.b_c-1 A 0 9-. Z_.; do
+		edr_run create "$name" --from "$W/small.tar"
+		assert_status 0
+		[[ -f $(root_of "$name")/marker ]] || fail "root of $name not created"
+	done
+}
+
+@test "cli: --mode with an unknown value is refused with 125 naming it" {
+	create_default dev
+	edr_run --mode=bogus run dev -- true
+	if [[ $status -ne 125 ]] || [[ $stderr != *bogus* ]]; then
+		edr_run run --mode=bogus dev -- true
+	fi
+	assert_edr_error 125 bogus
+}

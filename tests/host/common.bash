@@ -1,0 +1,243 @@
+# Helpers shared by the host bats suites. Load with `load common`.
+#
+# The suites run through tests/host/run, which exports:
+#   EDR_BIN       the enter-devroot binary under test
+#   EDR_TEMPLATE  the embedded default template tarball
+#   EDR_PROBE     tests/host/probe.c built static (may be empty: tests needing it skip)
+#   EDR_MKTAR     tests/host/mktar.py
+# Every test gets its own HOME and XDG directories under BATS_TEST_TMPDIR, so tests
+# are independent of each other and of the caller's account.
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+EDR_MKTAR=${EDR_MKTAR:-$BATS_TEST_DIRNAME/mktar.py}
+EDR_TOOL_EXIT=125 # every failure of enter-devroot itself
+
+edr_setup() {
+	[[ -x ${EDR_BIN:-} ]] || fail "EDR_BIN is not an executable: run the suites through tests/host/run"
+	[[ -f ${EDR_TEMPLATE:-} ]] || fail "EDR_TEMPLATE is not a file: run the suites through tests/host/run"
+	T=$BATS_TEST_TMPDIR
+	export HOME=$T/home
+	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
+	export ENTER_DEVROOT_DEFAULT_TEMPLATE=$EDR_TEMPLATE
+	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
+	OUT=$T/outside # sentinels that no archive or command may touch
+	W=$T/w         # the test's own scratch files (tarballs, trees)
+	mkdir -p "$W"
+	umask 022
+	cd "$T" || return
+}
+
+# Roots may hold read-only directories; let bats remove the test's tmpdir.
+edr_teardown() {
+	chmod -R u+w "$BATS_TEST_TMPDIR" 2>/dev/null || true
+}
+
+edr() { "$EDR_BIN" "$@"; }
+
+# Run the tool the bats way, stderr kept apart so error lines can be checked.
+edr_run() { run --separate-stderr "$EDR_BIN" "$@"; }
+
+is_root() { [[ $(id -u) -eq 0 ]]; }
+
+store() { echo "$XDG_DATA_HOME/enter-devroot"; }
+root_of() { echo "$XDG_DATA_HOME/enter-devroot/roots/$1"; }
+
+# Show what the last edr_run printed, for failure messages.
+last_run() {
+	printf 'status: %s\n--- stdout\n%s\n--- stderr\n%s\n' "$status" "$output" "${stderr-}"
+}
+
+# assert_status N: the last edr_run exited with N.
+assert_status() {
+	[[ $status -eq $1 ]] || fail "expected exit status $1, got $status
+$(last_run)"
+}
+
+# assert_edr_error STATUS [NEEDLE...]: the last edr_run exited STATUS and wrote
+# exactly one line on stderr, shaped "enter-devroot: <what failed>: <why>",
+# containing every NEEDLE (the name, file or entry at fault).
+assert_edr_error() {
+	local want=$1 n
+	shift
+	assert_status "$want"
+	[[ ${#stderr_lines[@]} -eq 1 ]] ||
+		fail "expected exactly one line on stderr, got ${#stderr_lines[@]}
+$(last_run)"
+	[[ ${stderr_lines[0]} =~ ^enter-devroot:\ .+:\ .+ ]] ||
+		fail "error line is not 'enter-devroot: <what failed>: <why>'
+$(last_run)"
+	for n in "$@"; do
+		[[ ${stderr_lines[0]} == *"$n"* ]] ||
+			fail "error line does not name '$n'
+$(last_run)"
+	done
+}
+
+# assert_no_crash: the last edr_run ended with 0 or 125, never a signal or
+# another code.
+assert_no_crash() {
+	[[ $status -eq 0 || $status -eq $EDR_TOOL_EXIT ]] ||
+		fail "expected exit status 0 or 125, got $status
+$(last_run)"
+}
+
+# --- archives ------------------------------------------------------------------
+
+# mktar OUT ENTRY...: see mktar.py for the entry language.
+mktar() {
+	python3 "$EDR_MKTAR" "$@" || fail "mktar.py $* failed"
+}
+
+# small_tree DIR: a tiny rootfs-shaped tree with a marker file.
+small_tree() {
+	mkdir -p "$1/etc" "$1/bin" "$1/tmp"
+	chmod 1777 "$1/tmp"
+	echo "marker $(basename "$1")" > "$1/marker"
+	echo 'root:x:0:0:root:/root:/bin/sh' > "$1/etc/passwd"
+}
+
+# small_tarball OUT: an uncompressed tarball of small_tree.
+small_tarball() {
+	local d
+	d=$(mktemp -d "$W/tree.XXXXXX")
+	small_tree "$d"
+	tar -C "$d" -cf "$1" . || fail "tar failed"
+	rm -rf "$d"
+}
+
+# --- snapshots -------------------------------------------------------------------
+
+# snapshot DIR: every path below DIR with type, mode, size, link count, mtime,
+# symlink target and content hash; equal snapshots mean nothing changed.
+snapshot() {
+	(cd "$1" && find . -printf '%p|%y|%m|%s|%n|%T@|%l|' \
+		-exec sh -c 'if [ -f "$1" ] && [ ! -L "$1" ]; then sha256sum < "$1"; else echo; fi' _ {} \; |
+		LC_ALL=C sort)
+}
+
+# plant_sentinels: files and a directory outside every root, with old mtimes,
+# that hostile archives and commands will aim at; recorded for
+# assert_outside_unchanged. Also snapshots the rest of BATS_TEST_TMPDIR.
+plant_sentinels() {
+	mkdir -p "$OUT/dir"
+	echo "sentinel file" > "$OUT/file"
+	echo "sentinel inner" > "$OUT/dir/inner"
+	chmod 0640 "$OUT/file"
+	chmod 0750 "$OUT/dir"
+	touch -h -d @1000000000 "$OUT/file" "$OUT/dir/inner" "$OUT/dir" "$OUT"
+	ESCAPE_TAG=edr-escape-$$-$RANDOM
+	snapshot "$OUT" > "$T/outside.before"
+	sha256sum /etc/passwd > "$T/passwd.before"
+	stat -c '%h %Y' /etc/passwd >> "$T/passwd.before"
+	ls -A "$T" > "$T/toplevel.before"
+}
+
+# assert_outside_unchanged: nothing planted by plant_sentinels changed, no new
+# entry appeared next to the test's directories, none in /tmp under the escape tag.
+assert_outside_unchanged() {
+	local now
+	now=$(snapshot "$OUT")
+	[[ $now == "$(cat "$T/outside.before")" ]] ||
+		fail "files outside the root changed:
+$(diff <(cat "$T/outside.before") <(echo "$now"))"
+	[[ "$(sha256sum /etc/passwd; stat -c '%h %Y' /etc/passwd)" == "$(cat "$T/passwd.before")" ]] ||
+		fail "/etc/passwd changed"
+	local extra
+	extra=$(comm -13 <(LC_ALL=C sort "$T/toplevel.before") <(ls -A "$T" | LC_ALL=C sort) |
+		grep -vxE '.*\.before|create\.out|ref-.*' || true)
+	[[ -z $extra ]] || fail "new entries appeared in the test directory: $extra"
+	[[ ! -e /tmp/$ESCAPE_TAG ]] || fail "/tmp/$ESCAPE_TAG was written"
+	[[ ! -e /$ESCAPE_TAG ]] || fail "/$ESCAPE_TAG was written"
+}
+
+# data_layout DIR NAME...: the store's paths and types with the insides of the
+# named roots left out (their contents are checked separately).
+data_layout() {
+	local dir=$1 filter=() n
+	shift
+	for n in "$@"; do
+		filter+=(-e "^./enter-devroot/roots/$n/")
+	done
+	[[ -d $dir ]] || return 0
+	(cd "$dir" && find . -mindepth 1 -printf '%p|%y\n' | LC_ALL=C sort) |
+		if [[ ${#filter[@]} -gt 0 ]]; then grep -v "${filter[@]}" || true; else cat; fi
+}
+
+# reference_layout NAME: the store layout a clean create of NAME leaves (a tiny
+# tarball into a scratch XDG_DATA_HOME). The test does not know where the tool
+# keeps metadata or locks, only that a hostile create may leave no more.
+reference_layout() {
+	local ref=$T/ref-$1
+	[[ -d $ref ]] || {
+		mkdir -p "$ref"
+		small_tarball "$T/ref-$1.tar"
+		XDG_DATA_HOME=$ref "$EDR_BIN" create "$1" --from "$T/ref-$1.tar" >/dev/null 2>&1 ||
+			fail "reference create of $1 failed"
+	}
+	data_layout "$ref" "$1"
+}
+
+# assert_store_like_reference NAME...: the store holds exactly what clean
+# creates of NAME... leave, and nothing else (no staging debris, no extra metadata).
+assert_store_like_reference() {
+	local want="" n
+	for n in "$@"; do
+		want+=$(reference_layout "$n")$'\n'
+	done
+	want=$(echo -n "$want" | LC_ALL=C sort -u | sed '/^$/d')
+	local got
+	got=$(data_layout "$XDG_DATA_HOME" "$@")
+	[[ $got == "$want" ]] || fail "store differs from a clean create of $*:
+$(diff <(echo "$want") <(echo "$got"))"
+}
+
+# store_snapshot: record the store before an operation that must leave nothing.
+store_snapshot() {
+	data_layout "$XDG_DATA_HOME" > "$T/store.before"
+}
+
+# assert_store_unchanged: after a failure, the store has nothing new except
+# empty directories (the store's skeleton) and empty lock files; in particular
+# no root, no staging debris and no metadata.
+assert_store_unchanged() {
+	local new p
+	new=$(comm -13 "$T/store.before" <(data_layout "$XDG_DATA_HOME"))
+	while IFS='|' read -r p _; do
+		[[ -n $p ]] || continue
+		p=$XDG_DATA_HOME/${p#./}
+		if [[ -d $p && ! -L $p && -z $(ls -A "$p") ]]; then continue; fi
+		if [[ -f $p && ! -s $p && $p == *lock* ]]; then continue; fi
+		fail "failure left something behind: $p
+$(data_layout "$XDG_DATA_HOME")"
+	done <<< "$new"
+	local gone
+	gone=$(comm -23 "$T/store.before" <(data_layout "$XDG_DATA_HOME"))
+	[[ -z $gone ]] || fail "failure removed store entries: $gone"
+}
+
+# --- roots -----------------------------------------------------------------------
+
+# create_default NAME: a root from the embedded default template.
+create_default() {
+	"$EDR_BIN" create "$1" >"$T/create.out" 2>&1 ||
+		fail "create $1 from the default template failed: $(cat "$T/create.out")"
+}
+
+# passwd_entry SHELL HOME: a line for the calling user in a root's /etc/passwd.
+passwd_entry() {
+	echo "$(id -un):x:$(id -u):$(id -g):edr test user:$2:$1"
+}
+
+# need_probe: skip unless the static probe was built.
+need_probe() {
+	[[ -x ${EDR_PROBE:-} ]] || skip "edr-probe not built (needs a C compiler and static libc)"
+}
+
+# install_probe NAME: copy edr-probe into the root as /edr-probe.
+install_probe() {
+	need_probe
+	cp "$EDR_PROBE" "$(root_of "$1")/edr-probe"
+}

@@ -1,0 +1,284 @@
+#!/usr/bin/env bats
+# create: from the embedded default, from local tarballs in every compression,
+# with --sha256; and every way it can fail leaves nothing behind.
+
+load common
+
+setup() { edr_setup; }
+teardown() {
+	[[ -z ${server_pid:-} ]] || kill "$server_pid" 2>/dev/null || true
+	edr_teardown
+}
+
+# tree_listing DIR: relative paths and types, for comparing a root with its source.
+tree_listing() {
+	(cd "$1" && find . -mindepth 1 -printf '%p|%y\n' | LC_ALL=C sort)
+}
+
+@test "create: no --from uses the embedded default template" {
+	edr_run create dev
+	assert_status 0
+	local r
+	r=$(root_of dev)
+	[[ -d $r ]] || fail "no root at $r"
+	[[ -x $r/bin/sh ]] || fail "default root has no /bin/sh"
+	[[ -f $r/etc/passwd && -f $r/etc/group ]] || fail "default root lacks /etc/passwd or /etc/group"
+	[[ -d $r/home ]] || fail "default root has no /home"
+	[[ $(stat -c %a "$r/tmp") == 1777 ]] || fail "default root's /tmp is not mode 1777: $(stat -c %a "$r/tmp")"
+}
+
+@test "create: the default root runs a shell command right away" {
+	create_default dev
+	edr_run run dev -- sh -c 'echo hello'
+	assert_status 0
+	assert_output hello
+}
+
+@test "create: the default template has coreutils applets" {
+	create_default dev
+	edr_run run dev -- sh -c 'ls / >/dev/null && cat /etc/passwd >/dev/null && mkdir /tmp/x && rm -r /tmp/x && id -u'
+	assert_status 0
+	assert_output "$(id -u)"
+}
+
+@test "create: the root holds exactly the archive's entries (metadata lives beside it)" {
+	mkdir -p "$W/tree"
+	small_tree "$W/tree"
+	tar -C "$W/tree" -cf "$W/small.tar" .
+	edr_run create dev --from "$W/small.tar"
+	assert_status 0
+	assert_equal "$(tree_listing "$(root_of dev)")" "$(tree_listing "$W/tree")"
+}
+
+@test "create: metadata beside the root records the source and its sha256" {
+	small_tarball "$W/small.tar"
+	local sum
+	sum=$(sha256sum "$W/small.tar" | cut -d' ' -f1)
+	edr_run create dev --from "$W/small.tar"
+	assert_status 0
+	run grep -rlF "$sum" "$(store)" --exclude-dir=roots
+	assert_success
+	run grep -rlF "$W/small.tar" "$(store)" --exclude-dir=roots
+	assert_success
+}
+
+create_from_compressed() {
+	local comp=$1 file
+	mkdir -p "$W/tree"
+	small_tree "$W/tree"
+	tar -C "$W/tree" -cf "$W/root.tar" .
+	case $comp in
+	none) file=$W/root.tar ;;
+	gz) gzip -k "$W/root.tar"; file=$W/root.tar.gz ;;
+	bz2) bzip2 -k "$W/root.tar"; file=$W/root.tar.bz2 ;;
+	xz) xz -k "$W/root.tar"; file=$W/root.tar.xz ;;
+	zst) zstd -q "$W/root.tar" -o "$W/root.tar.zst"; file=$W/root.tar.zst ;;
+	esac
+	# The name must not matter: libarchive sniffs the compression.
+	mv "$file" "$W/rootfs-$comp"
+	edr_run create "dev-$comp" --from "$W/rootfs-$comp"
+	assert_status 0
+	assert_equal "$(cat "$(root_of "dev-$comp")/marker")" "$(cat "$W/tree/marker")"
+	assert_equal "$(stat -c %a "$(root_of "dev-$comp")/tmp")" 1777
+}
+
+@test "create: --from an uncompressed tarball" { create_from_compressed none; }
+@test "create: --from a gzip-compressed tarball" { create_from_compressed gz; }
+@test "create: --from a bzip2-compressed tarball" { create_from_compressed bz2; }
+@test "create: --from an xz-compressed tarball" { create_from_compressed xz; }
+@test "create: --from a zstd-compressed tarball" { create_from_compressed zst; }
+
+@test "create: --from a relative path is resolved against the working directory" {
+	small_tarball "$W/small.tar"
+	cd "$W"
+	edr_run create dev --from small.tar
+	assert_status 0
+	[[ -f $(root_of dev)/marker ]] || fail "root not created"
+}
+
+@test "create: --sha256 with the right digest is accepted" {
+	small_tarball "$W/small.tar"
+	edr_run create dev --from "$W/small.tar" --sha256 "$(sha256sum "$W/small.tar" | cut -d' ' -f1)"
+	assert_status 0
+	[[ -f $(root_of dev)/marker ]] || fail "root not created"
+}
+
+@test "create: --sha256 with a wrong digest is refused naming expected and actual, leaving no root" {
+	small_tarball "$W/small.tar"
+	local got wrong
+	got=$(sha256sum "$W/small.tar" | cut -d' ' -f1)
+	wrong=$(printf '%064d' 0)
+	store_snapshot
+	edr_run create dev --from "$W/small.tar" --sha256 "$wrong"
+	assert_edr_error 125 "$wrong" "$got"
+	[[ ! -e $(root_of dev) ]] || fail "root left behind"
+	assert_store_unchanged
+}
+
+@test "create: --sha256 that is not 64 hex digits is refused with 125 naming it" {
+	small_tarball "$W/small.tar"
+	store_snapshot
+	for bad in xyz 1234 "$(printf '%063d' 0)g"; do
+		edr_run create dev --from "$W/small.tar" --sha256 "$bad"
+		assert_edr_error 125 "$bad"
+	done
+	assert_store_unchanged
+}
+
+@test "create: --from a file that does not exist is refused naming it" {
+	store_snapshot
+	edr_run create dev --from "$W/no-such.tar"
+	assert_edr_error 125 "$W/no-such.tar"
+	assert_store_unchanged
+}
+
+@test "create: --from a directory is refused naming it" {
+	mkdir "$W/adir"
+	store_snapshot
+	edr_run create dev --from "$W/adir"
+	assert_edr_error 125 "$W/adir"
+	assert_store_unchanged
+}
+
+@test "create: --from an empty file fails cleanly, leaving nothing" {
+	: > "$W/empty.tar"
+	store_snapshot
+	edr_run create dev --from "$W/empty.tar"
+	assert_edr_error 125 "$W/empty.tar"
+	assert_store_unchanged
+}
+
+@test "create: --from random bytes fails cleanly, leaving nothing" {
+	head -c 65536 /dev/urandom > "$W/random.tar"
+	store_snapshot
+	edr_run create dev --from "$W/random.tar"
+	assert_edr_error 125 "$W/random.tar"
+	assert_store_unchanged
+}
+
+@test "create: a truncated tarball fails cleanly, leaving nothing" {
+	mkdir -p "$W/tree"
+	small_tree "$W/tree"
+	head -c 200000 /dev/urandom > "$W/tree/big"
+	tar -C "$W/tree" -cf "$W/full.tar" .
+	head -c 100000 "$W/full.tar" > "$W/truncated.tar"
+	store_snapshot
+	edr_run create dev --from "$W/truncated.tar"
+	assert_edr_error 125 "$W/truncated.tar"
+	assert_store_unchanged
+}
+
+@test "create: a truncated compressed tarball fails cleanly, leaving nothing" {
+	mkdir -p "$W/tree"
+	small_tree "$W/tree"
+	head -c 200000 /dev/urandom > "$W/tree/big"
+	tar -C "$W/tree" -cJf "$W/full.tar.xz" .
+	head -c 100000 "$W/full.tar.xz" > "$W/truncated.tar.xz"
+	store_snapshot
+	edr_run create dev --from "$W/truncated.tar.xz"
+	assert_edr_error 125 "$W/truncated.tar.xz"
+	assert_store_unchanged
+}
+
+@test "create: a corrupt gzip stream fails cleanly, leaving nothing" {
+	mkdir -p "$W/tree"
+	small_tree "$W/tree"
+	head -c 100000 /dev/urandom | base64 > "$W/tree/text"
+	tar -C "$W/tree" -czf "$W/good.tar.gz" .
+	cp "$W/good.tar.gz" "$W/corrupt.tar.gz"
+	# Overwrite bytes in the middle of the deflate stream.
+	printf 'CORRUPTCORRUPTCORRUPT' | dd of="$W/corrupt.tar.gz" bs=1 seek=2000 conv=notrunc status=none
+	store_snapshot
+	edr_run create dev --from "$W/corrupt.tar.gz"
+	assert_edr_error 125 "$W/corrupt.tar.gz"
+	assert_store_unchanged
+}
+
+@test "create: an existing NAME is refused naming it, and the existing root is untouched" {
+	create_default dev
+	echo precious > "$(root_of dev)/precious"
+	local before
+	before=$(snapshot "$(root_of dev)")
+	small_tarball "$W/small.tar"
+	edr_run create dev --from "$W/small.tar"
+	assert_edr_error 125 dev
+	assert_equal "$(snapshot "$(root_of dev)")" "$before"
+	edr_run create dev
+	assert_edr_error 125 dev
+	assert_equal "$(snapshot "$(root_of dev)")" "$before"
+}
+
+@test "create: XDG_DATA_HOME is honoured for where the root goes" {
+	export XDG_DATA_HOME=$T/elsewhere
+	create_default dev
+	[[ -x $T/elsewhere/enter-devroot/roots/dev/bin/sh ]] || fail "root not under XDG_DATA_HOME"
+	[[ ! -e $HOME/.local/share/enter-devroot/roots/dev ]] || fail "root also under HOME"
+}
+
+@test "create: without XDG_DATA_HOME the root goes under HOME/.local/share" {
+	unset XDG_DATA_HOME
+	create_default dev
+	[[ -x $HOME/.local/share/enter-devroot/roots/dev/bin/sh ]] || fail "root not under HOME/.local/share"
+}
+
+# --- sources that the fetch issue will implement --------------------------------
+# Until then they must give a one-line error with 125; once fetch lands, they must
+# work. Either is accepted here, a crash or any other status is not.
+
+# serve_dir DIR: a loopback HTTP server for DIR; sets server_url.
+serve_dir() {
+	python3 -m http.server --bind 127.0.0.1 --directory "$1" 0 > "$T/server.log" 2>&1 3>&- &
+	server_pid=$!
+	local i port=
+	for i in $(seq 50); do
+		port=$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$T/server.log" | head -1)
+		[[ -z $port ]] || break
+		sleep 0.1
+	done
+	[[ -n $port ]] || fail "http.server did not start: $(cat "$T/server.log")"
+	server_url=http://127.0.0.1:$port
+}
+
+@test "create (fetch, may land later): --from URL works or says not supported, never crashes" {
+	mkdir -p "$W/srv"
+	small_tarball "$W/srv/small.tar"
+	serve_dir "$W/srv"
+	store_snapshot
+	edr_run create dev --from "$server_url/small.tar"
+	assert_no_crash
+	if [[ $status -eq 0 ]]; then
+		[[ -f $(root_of dev)/marker ]] || fail "fetch reported success but no root"
+	else
+		assert_edr_error 125
+		assert_store_unchanged
+	fi
+}
+
+@test "create (fetch, may land later): --from URL with a wrong --sha256 is refused" {
+	mkdir -p "$W/srv"
+	small_tarball "$W/srv/small.tar"
+	serve_dir "$W/srv"
+	store_snapshot
+	edr_run create dev --from "$server_url/small.tar" --sha256 "$(printf '%064d' 0)"
+	assert_edr_error 125
+	assert_store_unchanged
+}
+
+@test "create (templates, may land later): --template works or says not supported, never crashes" {
+	store_snapshot
+	edr_run create dev --template default
+	assert_no_crash
+	if [[ $status -eq 0 ]]; then
+		[[ -d $(root_of dev) ]] || fail "template reported success but no root"
+	else
+		assert_edr_error 125
+		assert_store_unchanged
+	fi
+}
+
+@test "create (templates, may land later): an unknown --template is refused naming it" {
+	store_snapshot
+	edr_run create dev --template no-such-template-xyz
+	assert_edr_error 125 no-such-template-xyz
+	assert_store_unchanged
+}

@@ -1,0 +1,302 @@
+#!/usr/bin/env bats
+# A rootfs tarball is untrusted. Each archive here is crafted by the test
+# (mktar.py) after an attack published against tar extractors. Whatever the
+# tool chooses for an entry (refuse the archive, or skip/contain the entry),
+# nothing outside the new root may change; refused means no root and no debris.
+
+load common
+
+setup() {
+	edr_setup
+	plant_sentinels
+	store_snapshot
+}
+teardown() { edr_teardown; }
+
+# up_to_slash: enough "../" to reach "/" from any directory the tool could
+# extract in; "$(up_to_slash)$OUT/x" then names $OUT/x whatever the depth.
+up_to_slash() { printf '../%.0s' {1..40}; }
+
+# create_hostile NAME TARBALL: run create and check the outcome is one of the
+# two allowed ones. Sets OUTCOME to "refused" or "extracted".
+create_hostile() {
+	edr_run create "$1" --from "$2"
+	assert_no_crash
+	if [[ $status -eq 0 ]]; then
+		OUTCOME=extracted
+		[[ -d $(root_of "$1") && ! -L $(root_of "$1") ]] ||
+			fail "create succeeded but $(root_of "$1") is not a directory"
+		assert_store_like_reference "$1"
+	else
+		OUTCOME=refused
+		assert_edr_error 125
+		[[ ! -e $(root_of "$1") ]] || fail "refused archive left a root"
+		assert_store_unchanged
+	fi
+	assert_outside_unchanged
+}
+
+# same_inode A B: A and B are the same file (a hardlink reached the outside).
+same_inode() { [[ -e $1 && -e $2 && $(stat -c %d:%i "$1") == $(stat -c %d:%i "$2") ]]; }
+
+# assert_no_link_to FILE: no file in root dev shares FILE's inode.
+assert_no_link_to() {
+	local hit
+	hit=$(find "$(root_of dev)" -xdev -samefile "$1" 2>/dev/null || true)
+	[[ -z $hit ]] || fail "root holds a hardlink to $1: $hit"
+}
+
+@test "hostile: ../ components never write outside the root" {
+	mktar "$W/h.tar" f ok "fine" f "$(up_to_slash)${OUT#/}/pwned" x \
+		f "../../../../../../$ESCAPE_TAG" x f "$(up_to_slash)tmp/$ESCAPE_TAG" x \
+		f "a/../../../../../../../../$ESCAPE_TAG" x
+	create_hostile dev "$W/h.tar"
+	if [[ $OUTCOME == refused ]]; then
+		[[ $stderr == *..* ]] || fail "error does not name the entry at fault: $stderr"
+	fi
+}
+
+@test "hostile: //.. (GNU tar CVE-2007-4131) never writes outside the root" {
+	mktar "$W/h.tar" f ok fine f "a//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..//..$OUT/pwned" x \
+		f "//..//..//..//tmp/$ESCAPE_TAG" x
+	create_hostile dev "$W/h.tar"
+}
+
+@test "hostile: an absolute path is stripped or refused, never written there" {
+	mktar "$W/h.tar" f ok fine f "$OUT/pwned" x f "/tmp/$ESCAPE_TAG" x
+	create_hostile dev "$W/h.tar"
+	if [[ $OUTCOME == extracted ]]; then
+		# bsdtar's choice: the leading / is stripped and the entry lands inside.
+		[[ -f $(root_of dev)$OUT/pwned ]] || fail "absolute entry neither refused nor placed inside the root"
+		echo "# absolute paths: stripped (extracted inside the root)" >&3
+	else
+		[[ $stderr == *"$OUT/pwned"* || $stderr == *"/tmp/$ESCAPE_TAG"* ]] ||
+			fail "error does not name the absolute entry: $stderr"
+		echo "# absolute paths: archive refused" >&3
+	fi
+}
+
+@test "hostile: a file written through a symlink to outside (absolute target) stays inside" {
+	mktar "$W/h.tar" l evil "$OUT" f evil/pwned x l evil-dir "$OUT/dir" f evil-dir/inner overwritten
+	create_hostile dev "$W/h.tar"
+	if [[ $OUTCOME == extracted ]]; then
+		[[ ! -e $OUT/pwned ]]
+	fi
+}
+
+@test "hostile: a file written through a symlink to outside (relative target) stays inside" {
+	mktar "$W/h.tar" l evil "$(up_to_slash)${OUT#/}" f evil/pwned x \
+		l up "../../../../.." f up/"$ESCAPE_TAG" x
+	create_hostile dev "$W/h.tar"
+}
+
+@test "hostile: a symlink to an outside file is never written through" {
+	mktar "$W/h.tar" l victim "$OUT/file" f victim overwritten
+	create_hostile dev "$W/h.tar"
+	if [[ $OUTCOME == extracted ]]; then
+		# Either the symlink was replaced by the file, or the file entry was skipped.
+		[[ -L $(root_of dev)/victim || $(cat "$(root_of dev)/victim") == overwritten ]]
+	fi
+}
+
+@test "hostile: a symlink planted by one create is not written through by the next (CVE-2025-45582)" {
+	mktar "$W/plant.tar" d etc l etc/evil "$OUT"
+	edr_run create dev --from "$W/plant.tar"
+	assert_status 0
+	[[ -L $(root_of dev)/etc/evil ]] || fail "legitimate absolute symlink not extracted"
+	mktar "$W/write.tar" d etc f etc/evil/pwned x
+	# Into the same NAME: refused, the existing root is never extracted into.
+	edr_run create dev --from "$W/write.tar"
+	assert_edr_error 125 dev
+	# Into another NAME: a fresh root, the file lands there.
+	edr_run create other --from "$W/write.tar"
+	assert_status 0
+	[[ -f $(root_of other)/etc/evil/pwned ]] || fail "second root incomplete"
+	[[ -L $(root_of dev)/etc/evil ]] || fail "first root changed"
+	assert_outside_unchanged
+}
+
+@test "hostile: a symlink from one root to a sibling root is not followed by a later create" {
+	mktar "$W/plant.tar" l sibling ../victim l store ../..
+	edr_run create dev --from "$W/plant.tar"
+	assert_status 0
+	mktar "$W/victim.tar" f file data
+	edr_run create victim --from "$W/victim.tar"
+	assert_status 0
+	assert_equal "$(cat "$(root_of victim)/file")" data
+	[[ -L $(root_of dev)/sibling ]] || fail "first root changed"
+	assert_outside_unchanged
+}
+
+@test "hostile: a directory replaced by a symlink mid-archive is not written through" {
+	mktar "$W/h.tar" d sub f sub/a x l sub "$OUT" f sub/pwned x
+	create_hostile dev "$W/h.tar"
+}
+
+@test "hostile: deferred directory fixups do not follow a symlink that replaced the dir (CVE-2021-31566)" {
+	mktar "$W/h.tar" m 0777 d sub f sub/a x l sub "$OUT/dir" \
+		m 0700 d sub2 l sub2 "$OUT"
+	create_hostile dev "$W/h.tar"
+}
+
+@test "hostile: ACLs and xattrs on a symlink are not applied to its target (CVE-2021-23177)" {
+	mktar "$W/h.tar" L acl-link "$OUT/file" L acl-dir "$OUT/dir"
+	create_hostile dev "$W/h.tar"
+	if command -v getfattr >/dev/null; then
+		run getfattr -d "$OUT/file"
+		refute_output --partial edr-test
+	fi
+}
+
+@test "hostile: a hardlink to an outside file (absolute) is refused" {
+	mktar "$W/h.tar" f ok fine h link "$OUT/file"
+	create_hostile dev "$W/h.tar"
+	[[ $OUTCOME == refused ]] || assert_no_link_to "$OUT/file"
+	[[ $OUTCOME == refused ]] || [[ ! -e $(root_of dev)/link ]] || fail "hardlink entry created: $(ls -l "$(root_of dev)/link")"
+}
+
+@test "hostile: a hardlink to an outside file (relative ../) is refused" {
+	mktar "$W/h.tar" f ok fine h link "$(up_to_slash)${OUT#/}/file"
+	create_hostile dev "$W/h.tar"
+	[[ $OUTCOME == refused ]] || assert_no_link_to "$OUT/file"
+	[[ $OUTCOME == refused ]] || [[ ! -e $(root_of dev)/link ]] || fail "hardlink entry created"
+}
+
+@test "hostile: a hardlink to the host's /etc/passwd is refused" {
+	mktar "$W/h.tar" f ok fine h passwd /etc/passwd h passwd2 "$(up_to_slash)etc/passwd"
+	create_hostile dev "$W/h.tar"
+	[[ $OUTCOME == refused ]] || assert_no_link_to /etc/passwd
+}
+
+@test "hostile: a hardlink carrying data does not write into an outside file (CVE-2016-5418)" {
+	mktar "$W/h.tar" f ok fine H link "$OUT/file" overwritten
+	create_hostile dev "$W/h.tar"
+	[[ $OUTCOME == refused ]] || assert_no_link_to "$OUT/file"
+}
+
+@test "hostile: a hardlink to a later entry is refused" {
+	mktar "$W/h.tar" f ok fine h early later f later data
+	create_hostile dev "$W/h.tar"
+	if [[ $OUTCOME == extracted ]]; then
+		[[ ! -e $(root_of dev)/early ]] || fail "hardlink to a later entry was created"
+	fi
+}
+
+@test "hostile: a hardlink to a nonexistent entry is refused" {
+	mktar "$W/h.tar" f ok fine h link no-such-entry
+	create_hostile dev "$W/h.tar"
+	if [[ $OUTCOME == extracted ]]; then
+		[[ ! -e $(root_of dev)/link ]] || fail "hardlink to a missing entry was created"
+	fi
+}
+
+@test "hostile: a hardlink to an earlier entry is a real hardlink inside the root" {
+	mktar "$W/h.tar" f orig data h copy orig
+	edr_run create dev --from "$W/h.tar"
+	assert_status 0
+	same_inode "$(root_of dev)/orig" "$(root_of dev)/copy" || fail "copy is not a hardlink of orig"
+	assert_outside_unchanged
+}
+
+@test "hostile: a hardlink to a symlink pointing outside never links or writes the outside file" {
+	mktar "$W/h.tar" l s "$OUT/file" h hl s H hl2 s overwritten
+	create_hostile dev "$W/h.tar"
+	[[ $OUTCOME == refused ]] || assert_no_link_to "$OUT/file"
+}
+
+@test "hostile: a character device is skipped with one warning line naming it, the rest extracted" {
+	mktar "$W/h.tar" d dev c dev/null f after data
+	edr_run create dev --from "$W/h.tar"
+	assert_status 0
+	[[ ! -e $(root_of dev)/dev/null && ! -L $(root_of dev)/dev/null ]] || fail "device entry was created"
+	assert_equal "$(cat "$(root_of dev)/after")" data
+	[[ ${#stderr_lines[@]} -eq 1 ]] || fail "expected one warning line, got: $stderr"
+	[[ ${stderr_lines[0]} == "enter-devroot: "*dev/null* ]] || fail "warning does not name dev/null: $stderr"
+	assert_outside_unchanged
+}
+
+@test "hostile: a block device is skipped with one warning line naming it, the rest extracted" {
+	mktar "$W/h.tar" d dev b dev/sda f after data
+	edr_run create dev --from "$W/h.tar"
+	assert_status 0
+	[[ ! -e $(root_of dev)/dev/sda ]] || fail "device entry was created"
+	assert_equal "$(cat "$(root_of dev)/after")" data
+	[[ ${#stderr_lines[@]} -eq 1 ]] || fail "expected one warning line, got: $stderr"
+	[[ ${stderr_lines[0]} == "enter-devroot: "*dev/sda* ]] || fail "warning does not name dev/sda: $stderr"
+}
+
+@test "hostile: a FIFO is made or skipped with a warning, the rest extracted" {
+	mktar "$W/h.tar" p fifo f after data
+	edr_run create dev --from "$W/h.tar"
+	assert_status 0
+	assert_equal "$(cat "$(root_of dev)/after")" data
+	if [[ -e $(root_of dev)/fifo ]]; then
+		[[ -p $(root_of dev)/fifo ]] || fail "fifo entry is not a FIFO"
+	else
+		[[ ${#stderr_lines[@]} -eq 1 && ${stderr_lines[0]} == "enter-devroot: "*fifo* ]] ||
+			fail "FIFO skipped without one warning naming it: $stderr"
+	fi
+}
+
+@test "hostile: setuid and setgid bits are stripped, other permission bits kept" {
+	mktar "$W/h.tar" d bin m 4755 f bin/suid x m 2755 f bin/sgid x m 6750 f bin/both x \
+		m 4711 f bin/exec-only x
+	edr_run create dev --from "$W/h.tar"
+	assert_status 0
+	local r
+	r=$(root_of dev)
+	assert_equal "$(stat -c %a "$r/bin/suid")" 755
+	assert_equal "$(stat -c %a "$r/bin/sgid")" 755
+	assert_equal "$(stat -c %a "$r/bin/both")" 750
+	assert_equal "$(stat -c %a "$r/bin/exec-only")" 711
+}
+
+@test "hostile: the sticky bit and world-writable mode of a directory are kept" {
+	mktar "$W/h.tar" m 1777 d tmp m 1777 d var-tmp f tmp/inside x
+	edr_run create dev --from "$W/h.tar"
+	assert_status 0
+	assert_equal "$(stat -c %a "$(root_of dev)/tmp")" 1777
+	assert_equal "$(stat -c %a "$(root_of dev)/var-tmp")" 1777
+}
+
+@test "hostile: read-only directories with contents extract (modes applied last)" {
+	mktar "$W/h.tar" m 0555 d ro f ro/file data m 0500 d ro/inner f ro/inner/deep data
+	edr_run create dev --from "$W/h.tar"
+	assert_status 0
+	assert_equal "$(stat -c %a "$(root_of dev)/ro")" 555
+	assert_equal "$(stat -c %a "$(root_of dev)/ro/inner")" 500
+	assert_equal "$(cat "$(root_of dev)/ro/file")" data
+}
+
+@test "hostile: ownership recorded in the archive is not restored" {
+	mktar "$W/h.tar" o 4242 d owned f owned/file x
+	edr_run create dev --from "$W/h.tar"
+	assert_status 0
+	assert_equal "$(stat -c %u:%g "$(root_of dev)/owned/file")" "$(id -u):$(id -g)"
+}
+
+@test "hostile: a symlink named . does not replace the root (umoci CVE-2021-29136)" {
+	mktar "$W/h.tar" l . "$OUT" f pwned x d etc f etc/passwd x
+	create_hostile dev "$W/h.tar"
+	if [[ $OUTCOME == extracted ]]; then
+		[[ ! -L $(root_of dev) ]] || fail "the root is a symlink"
+		[[ ! -e $OUT/pwned ]]
+	fi
+}
+
+@test "hostile: a symlink named ./ or an entry named .. does not replace the root" {
+	mktar "$W/h.tar" l ./ "$OUT" f x x f .. y l ../.. "$OUT"
+	create_hostile dev "$W/h.tar"
+}
+
+@test "hostile: a long chain of symlinks (PEP 706 bypass shape) cannot reach outside" {
+	# Each link resolves inside; together they climb past the root if followed.
+	local args=() i
+	for i in $(seq 1 20); do
+		args+=(d "d$i" l "d$i/up" ..)
+	done
+	args+=(l "chain" "d1/up/d2/up/d3/up/d4/up/d5/up/d6/up/d7/up/d8/up/d9/up/d10/up/../../../../..")
+	args+=(f "chain/$ESCAPE_TAG" x)
+	mktar "$W/h.tar" "${args[@]}"
+	create_hostile dev "$W/h.tar"
+}
