@@ -295,8 +295,8 @@ assert_no_link_to() {
 	for i in $(seq 1 20); do
 		args+=(d "d$i" l "d$i/up" ..)
 	done
-	args+=(l "chain" "d1/up/d2/up/d3/up/d4/up/d5/up/d6/up/d7/up/d8/up/d9/up/d10/up/../../../../..")
-	args+=(f "chain/$ESCAPE_TAG" x)
+	args+=(l "chain" "d1/up/d2/up/d3/up/d4/up/d5/up/d6/up/d7/up/d8/up/d9/up/d10/up/$(up_to_slash)tmp")
+	args+=(f "chain/$ESCAPE_TAG" x l "chain2" "d1/up/d2/up/$(up_to_slash)${OUT#/}" f chain2/pwned x)
 	mktar "$W/h.tar" "${args[@]}"
 	create_hostile dev "$W/h.tar"
 }

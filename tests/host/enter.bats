@@ -1,0 +1,85 @@
+#!/usr/bin/env bats
+# enter: an interactive login shell, here fed on stdin.
+
+load common
+
+setup() {
+	edr_setup
+	create_default dev
+	R=$(root_of dev)
+}
+teardown() { edr_teardown; }
+
+@test "enter: runs commands from stdin and passes the shell's exit status" {
+	run --separate-stderr bash -c 'echo "echo hi; exit 3" | "$EDR_BIN" enter dev'
+	assert_status 3
+	assert_line hi
+}
+
+@test "enter: exit 0 from the shell is status 0" {
+	run --separate-stderr bash -c 'echo "echo ok" | "$EDR_BIN" enter dev'
+	assert_status 0
+	assert_line ok
+}
+
+@test "enter: without a passwd entry for the user, the shell is /bin/sh" {
+	is_root && skip "root has an entry in the template"
+	grep -q "^$(id -un):" "$R/etc/passwd" && skip "the template has an entry for $(id -un)"
+	printf '#!/bin/sh\necho wrong-shell\n' > "$R/bin/wrong"
+	chmod 755 "$R/bin/wrong"
+	run --separate-stderr bash -c 'echo "echo \$0; readlink -f /proc/\$\$/exe 2>/dev/null; echo done" | "$EDR_BIN" enter dev'
+	assert_status 0
+	assert_line done
+	refute_output --partial wrong-shell
+}
+
+@test "enter: uses the login shell of the user's entry in the root's /etc/passwd" {
+	local h=/home/u$$
+	export HOME=$h
+	mkdir -p "$R$h"
+	printf '#!/bin/sh\necho "login-shell $0"\nexec /bin/sh "$@"\n' > "$R/bin/myshell"
+	chmod 755 "$R/bin/myshell"
+	sed -i "/^$(id -un):/d" "$R/etc/passwd"
+	passwd_entry /bin/myshell "$h" >> "$R/etc/passwd"
+	run --separate-stderr bash -c 'echo "echo hi; exit 4" | "$EDR_BIN" enter dev'
+	assert_status 4
+	assert_line --partial login-shell
+	assert_line hi
+}
+
+@test "enter: starts in the user's home inside the root" {
+	local h=/home/u$$
+	export HOME=$h
+	mkdir -p "$R$h"
+	sed -i "/^$(id -un):/d" "$R/etc/passwd"
+	passwd_entry /bin/sh "$h" >> "$R/etc/passwd"
+	run --separate-stderr bash -c 'echo pwd | "$EDR_BIN" enter dev'
+	assert_status 0
+	assert_line "$h"
+}
+
+@test "enter: --workdir, --env and --clear-env work as for run" {
+	mkdir -p "$R/w"
+	run --separate-stderr bash -c 'echo "pwd; echo \$A; echo [\$SECRET_FROM_HOST]" | SECRET_FROM_HOST=1 "$EDR_BIN" enter dev --workdir /w --env A=b --clear-env'
+	assert_status 0
+	assert_line --index 0 /w
+	assert_line --index 1 b
+	assert_line --index 2 '[]'
+}
+
+@test "enter: a missing root is refused with 125 naming it" {
+	edr_run enter nosuch
+	assert_edr_error 125 nosuch
+}
+
+@test "enter: a login shell missing from the root fails with 127 naming it, or falls back to /bin/sh" {
+	sed -i "/^$(id -un):/d" "$R/etc/passwd"
+	passwd_entry /bin/no-such-shell / >> "$R/etc/passwd"
+	run --separate-stderr bash -c 'echo "echo hi" | "$EDR_BIN" enter dev'
+	if [[ $status -eq 0 ]]; then
+		assert_output hi
+	else
+		assert_status 127
+		[[ $stderr == *no-such-shell* ]] || fail "error does not name the shell: $stderr"
+	fi
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bats
+# What a command sees inside a devroot: the root's files and only those, no
+# leaked fds, no_new_privs, no capabilities, and no way back out.
+
+load common
+
+setup() {
+	edr_setup
+	create_default dev
+	R=$(root_of dev)
+	MARKER=marker-$$-$RANDOM
+	echo inside > "$R/$MARKER"
+}
+teardown() { edr_teardown; }
+
+@test "inside: / is the root's directory (marker visible, host entries not)" {
+	edr_run run dev -- ls -a /
+	assert_status 0
+	assert_line "$MARKER"
+	# These exist on every Debian host and not in the template.
+	refute_line boot
+	refute_line usr
+	refute_line work
+}
+
+@test "inside: the host's home and test directories are invisible" {
+	echo secret > "$HOME/host-secret"
+	edr_run run dev -- sh -c "ls '$HOME' '$T' /work /root 2>&1; cat '$HOME/host-secret' 2>&1; true"
+	assert_status 0
+	refute_output --partial secret
+	refute_output --partial host-secret
+}
+
+@test "inside: cd /.. stays in the root" {
+	edr_run run dev -- sh -c 'cd /..; cd ../../..; pwd -P; ls -a'
+	assert_status 0
+	assert_line --index 0 /
+	assert_line "$MARKER"
+}
+
+@test "inside: /.. and / are the root directory itself (same inode)" {
+	local ino
+	ino=$(stat -c %i "$R")
+	edr_run run dev -- sh -c 'ls -di / | cut -d" " -f1; ls -di /.. | cut -d" " -f1; ls -di /../../.. | cut -d" " -f1'
+	assert_status 0
+	assert_equal "$output" "$ino"$'\n'"$ino"$'\n'"$ino"
+}
+
+@test "inside: the working directory is inside the root (getcwd has no host prefix)" {
+	install_probe dev
+	edr_run run dev -- /edr-probe cwd
+	assert_status 0
+	assert_output /
+	edr_run run dev --workdir /tmp -- /edr-probe cwd
+	assert_status 0
+	assert_output /tmp
+}
+
+@test "inside: no fd above 2 is left open (files and directories opened by the caller)" {
+	echo data > "$W/f"
+	run --separate-stderr bash -c '
+		exec 3<"$1" 4<"$1" 5</ 6<"$2" 7>>"$1" 8<"$HOME" 9<"$1" 42<"$1" 200</
+		exec "$EDR_BIN" run dev -- sh -c "
+			for fd in 3 4 5 6 7 8 9 42 200; do
+				if { : <&\$fd; } 2>/dev/null || { : >&\$fd; } 2>/dev/null; then echo open:\$fd; fi
+			done; echo checked"' _ "$W/f" "$W"
+	assert_status 0
+	assert_output checked
+}
+
+@test "inside: no fd above 2 is open at all (probe walks every fd)" {
+	install_probe dev
+	echo data > "$W/f"
+	run --separate-stderr bash -c 'exec 3<"$1" 5</ 9<"$1" 77</; exec "$EDR_BIN" run dev -- /edr-probe fds' _ "$W/f"
+	assert_status 0
+	assert_output ''
+}
+
+@test "inside: a leaked directory fd cannot be used to reach the host (runc CVE-2024-21626 shape)" {
+	run --separate-stderr bash -c 'exec 7</; exec "$EDR_BIN" run dev -- sh -c "ls /proc/self/fd/7/ 2>/dev/null; cd /proc/self/fd/7 2>/dev/null && ls; true"'
+	assert_status 0
+	refute_line usr
+	refute_line boot
+}
+
+@test "inside: no_new_privs is set" {
+	install_probe dev
+	edr_run run dev -- /edr-probe nnp
+	assert_status 0
+	assert_output 1
+}
+
+@test "inside: no_new_privs is visible in /proc/self/status when /proc is mounted" {
+	edr_run run dev -- sh -c 'cat /proc/self/status 2>/dev/null | grep NoNewPrivs || echo noproc'
+	assert_status 0
+	[[ $output != noproc ]] || skip "this mode does not mount /proc"
+	assert_output --regexp '^NoNewPrivs:[[:space:]]+1$'
+}
+
+@test "inside: an unprivileged caller keeps its uid and gid" {
+	is_root && skip "checks an unprivileged caller"
+	edr_run run dev -- sh -c 'id -u; id -g'
+	assert_status 0
+	assert_equal "$output" "$(id -u)"$'\n'"$(id -g)"
+}
+
+@test "inside: an unprivileged caller has no capabilities" {
+	is_root && skip "checks an unprivileged caller"
+	install_probe dev
+	edr_run run dev -- /edr-probe caps
+	assert_status 0
+	assert_output 0000000000000000
+}
+
+@test "inside: the classic chroot escape (mkdir, chroot, chdir ..) fails" {
+	is_root && skip "root without a mount namespace can always escape a chroot"
+	install_probe dev
+	# A path that exists on the host and not in the root.
+	[[ ! -e $R$T ]]
+	edr_run run dev --workdir /tmp -- /edr-probe escape "$T"
+	assert_status 0
+	assert_output --regexp '^contained'
+}
+
+@test "inside: the root's files written from inside land in the root" {
+	edr_run run dev -- sh -c 'echo written > /tmp/from-inside'
+	assert_status 0
+	assert_equal "$(cat "$R/tmp/from-inside")" written
+}
+
+@test "inside: a symlink to an absolute host path resolves inside the root" {
+	echo host > "$W/host-file"
+	ln -s "$W/host-file" "$R/link"
+	edr_run run dev -- sh -c 'cat /link 2>/dev/null || echo dangling'
+	assert_status 0
+	assert_output dangling
+}
