@@ -164,9 +164,8 @@ bad_names=(
 
 @test "cli: --mode with an unknown value is refused with 125 naming it" {
 	create_default dev
-	edr_run --mode=bogus run dev -- true
-	if [[ $status -ne 125 ]] || [[ $stderr != *bogus* ]]; then
-		edr_run run --mode=bogus dev -- true
-	fi
+	edr_run run dev --mode=bogus -- true
+	assert_edr_error 125 bogus
+	edr_run enter dev --mode bogus
 	assert_edr_error 125 bogus
 }

@@ -110,27 +110,6 @@ count_entries() {
 	assert_store_like_reference other dev
 }
 
-@test "concurrency: a create killed mid-extraction does not block a create of the same NAME" {
-	big_tarball "$W/big.tar"
-	"$EDR_BIN" create dev --from "$W/big.tar" >/dev/null 2>&1 3>&- &
-	bg_pid=$!
-	local i
-	for i in $(seq 2000); do
-		[[ $(count_entries) -gt 500 ]] && break
-		kill -0 "$bg_pid" 2>/dev/null || break
-		sleep 0.01
-	done
-	kill -9 "$bg_pid" 2>/dev/null || true
-	wait "$bg_pid" 2>/dev/null || true
-	bg_pid=
-	[[ ! -e $(root_of dev) ]] || skip "create finished before it could be killed (machine too fast)"
-	small_tarball "$W/small.tar"
-	edr_run create dev --from "$W/small.tar"
-	assert_status 0
-	[[ -f $(root_of dev)/marker ]]
-	assert_store_like_reference dev
-}
-
 @test "concurrency: remove while a run is inside the root does not break the store" {
 	create_default dev
 	"$EDR_BIN" run dev -- sh -c 'sleep 1' 3>&- &
