@@ -1,0 +1,37 @@
+/* Command-line parsing and help texts, one subcommand at a time. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "enter.h"
+
+enum command
+{
+  CMD_CREATE,
+  CMD_ENTER,
+  CMD_RUN,
+  CMD_LIST,
+  CMD_PATH,
+  CMD_REMOVE,
+  CMD_DOCTOR,
+  CMD_HELP,
+  CMD_VERSION,
+};
+
+struct cli
+{
+  enum command command;
+  const char *name;        /* NAME for create, enter, run, path, remove */
+  const char *from;        /* create --from */
+  const char *template_name; /* create --template */
+  const char *sha256;      /* create --sha256 */
+  bool json;               /* list --json */
+  const char *help_topic;  /* help SUBCOMMAND */
+  struct enter_opts enter; /* enter and run; enter.env.assignments is owned */
+};
+
+/* Parse ARGV. Usage errors die() with status 125; --help prints and exits 0. */
+void cli_parse (int argc, char **argv, struct cli *out);
+void cli_clear (struct cli *cli);
+/* Print help for TOPIC (a subcommand name, or NULL for the overview); -1 if unknown. */
+int cli_print_help (const char *topic);

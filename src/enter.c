@@ -1,0 +1,172 @@
+/* Entering a devroot, in process, in this order (each step says why):
+ *
+ *   1. refuse setuid/setgid execution (done first thing in main);
+ *   2. close every fd above 2: a leaked directory fd is a way out of any chroot
+ *      (runc CVE-2024-21626), and the patched kernel refuses chroot while one is open;
+ *   3. PR_SET_NO_NEW_PRIVS: nothing run inside can gain privilege through setuid/setgid
+ *      files or file capabilities planted in the root; the patched kernel requires it;
+ *   4. unshare(CLONE_FS): the root and cwd we change are ours alone even if a library
+ *      started a thread sharing them (libcurl's threaded resolver);
+ *   5. open the root with O_PATH|O_NOFOLLOW, fchdir into it, close it, chroot("."): the
+ *      working directory is inside the new root before it becomes the root, and no fd to
+ *      a directory outside is open (both rules of the kernel patch);
+ *      on EPERM in auto mode, or in userns mode: an identity-mapped user namespace, then
+ *      chroot(".") again;
+ *   6. check that getcwd() is "/" and "." is "/" (the runc lesson: never trust the cwd);
+ *   7. chdir to --workdir or the home from the root's /etc/passwd;
+ *   8. build the environment;
+ *   9. exec, searching PATH inside the root.
+ * (Issue 5's Landlock domain and new session go between 8 and 9.)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "account.h"
+#include "enter.h"
+#include "userns.h"
+#include "util.h"
+
+#define DEFAULT_SHELL "/bin/sh"
+#define PASSWD_MAX_SIZE (16 * 1024 * 1024)
+
+extern char **environ;
+
+void
+refuse_if_privileged_exec (void)
+{
+  if (getauxval (AT_SECURE) != 0 || getuid () != geteuid () || getgid () != getegid ())
+    die ("refusing to run setuid or setgid: install enter-devroot as an ordinary "
+         "executable (chmod u-s,g-s)");
+}
+
+int
+enter_mode_parse (const char *s, enum enter_mode *out)
+{
+  if (strcmp (s, "auto") == 0)
+    *out = ENTER_MODE_AUTO;
+  else if (strcmp (s, "chroot") == 0)
+    *out = ENTER_MODE_CHROOT;
+  else if (strcmp (s, "userns") == 0)
+    *out = ENTER_MODE_USERNS;
+  else
+    return -1;
+  return 0;
+}
+
+static void
+chroot_via_userns (const char *name, int chroot_errno)
+{
+  if (userns_enter_identity () < 0)
+    {
+      int errsv = errno;
+      cleanup_free char *userns_why = userns_unavailable_reason (errsv);
+      if (chroot_errno == 0)
+        die ("cannot enter root '%s': user namespaces unavailable (%s): see "
+             "'enter-devroot doctor'", name, userns_why);
+      cleanup_free char *chroot_why = chroot_refused_reason (chroot_errno);
+      die ("cannot enter root '%s': chroot refused (%s) and user namespaces unavailable "
+           "(%s): see 'enter-devroot doctor'", name, chroot_why, userns_why);
+    }
+  if (chroot (".") < 0)
+    die_with_error ("cannot enter root '%s': chroot inside a user namespace", name);
+}
+
+static void
+change_root (const char *name, const char *root, enum enter_mode mode)
+{
+  int rootfd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (rootfd < 0)
+    die_with_error ("cannot enter root '%s': cannot open %s", name, root);
+  if (fchdir (rootfd) < 0)
+    die_with_error ("cannot enter root '%s': cannot change directory to %s", name, root);
+  close (rootfd);
+
+  if (mode == ENTER_MODE_USERNS)
+    {
+      chroot_via_userns (name, 0);
+      return;
+    }
+  if (chroot (".") == 0)
+    return;
+  int errsv = errno;
+  if (mode == ENTER_MODE_AUTO && errsv == EPERM)
+    {
+      chroot_via_userns (name, errsv);
+      return;
+    }
+  cleanup_free char *why = chroot_refused_reason (errsv);
+  die ("cannot enter root '%s': chroot refused (%s): see 'enter-devroot doctor'", name, why);
+}
+
+/* After chroot the working directory must be the new root, and nothing else. */
+static void
+verify_inside (const char *name)
+{
+  char cwd[2];
+  struct stat dot, slash;
+  if (getcwd (cwd, sizeof cwd) == NULL || strcmp (cwd, "/") != 0)
+    die ("cannot enter root '%s': the working directory is not the new root", name);
+  if (stat (".", &dot) < 0 || stat ("/", &slash) < 0)
+    die_with_error ("cannot enter root '%s': stat", name);
+  if (dot.st_dev != slash.st_dev || dot.st_ino != slash.st_ino)
+    die ("cannot enter root '%s': the working directory is not the new root", name);
+}
+
+static bool
+is_directory (const char *path)
+{
+  struct stat st;
+  return path != NULL && path[0] == '/' && stat (path, &st) == 0 && S_ISDIR (st.st_mode);
+}
+
+__attribute__((noreturn)) static void
+exec_command (char **argv, char **envp)
+{
+  /* execvp searches the PATH of environ: point it at the new environment so the search
+   * happens inside the root with the root's PATH. */
+  environ = envp;
+  execvp (argv[0], argv);
+  int errsv = errno;
+  if (errsv == ENOENT)
+    die_status (EXIT_NOT_FOUND, "%s: command not found", argv[0]);
+  die_status (EXIT_CANNOT_EXEC, "cannot execute %s: %s", argv[0], strerror (errsv));
+}
+
+void
+enter_root (const char *name, const char *root, const struct enter_opts *opts)
+{
+  close_fds_from (STDERR_FILENO + 1);
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    die_with_error ("cannot set no_new_privs");
+  if (unshare (CLONE_FS) < 0)
+    die_with_error ("cannot unshare the filesystem attributes");
+  change_root (name, root, opts->mode);
+  verify_inside (name);
+
+  struct account acct = { 0 };
+  cleanup_free char *passwd = load_file_at (AT_FDCWD, "/etc/passwd", PASSWD_MAX_SIZE, NULL);
+  if (passwd != NULL)
+    account_parse_passwd (passwd, getuid (), &acct);
+  const char *home = is_directory (acct.home) ? acct.home : "/";
+
+  const char *workdir = opts->workdir != NULL ? opts->workdir : home;
+  if (chdir (workdir) < 0)
+    die_with_error ("cannot change to working directory '%s' in root '%s'", workdir, name);
+
+  const char *shell = acct.shell != NULL && acct.shell[0] == '/' ? acct.shell : DEFAULT_SHELL;
+  struct env_user user = { .home = home, .user = acct.name, .shell = shell };
+  char **envp = env_build (environ, &opts->env, &user);
+
+  /* enter runs the shell interactively, not as a login shell, like chroot(1): the
+   * environment is exactly the one built above, not what profile scripts make of it. */
+  char *shell_argv[] = { xstrdup (shell), xstrdup ("-i"), NULL };
+  exec_command (opts->argv != NULL ? opts->argv : shell_argv, envp);
+}

@@ -1,0 +1,82 @@
+/* enter-devroot: unpack root filesystems under your home and enter them without privileges.
+ * This file only dispatches; each subcommand lives in the file named for its concern. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "doctor.h"
+#include "enter.h"
+#include "extract.h"
+#include "source.h"
+#include "store.h"
+#include "util.h"
+
+static void
+create (const struct cli *cli)
+{
+  struct source src = { .fd = -1 };
+  if (cli->template_name != NULL)
+    die ("create: --template is not supported yet");
+  if (cli->from != NULL && strstr (cli->from, "://") != NULL)
+    die ("create: --from %s: URLs are not supported yet", cli->from);
+  if (cli->from != NULL)
+    source_open_file (&src, cli->from);
+  else
+    source_open_default_template (&src);
+  if (cli->sha256 != NULL)
+    {
+      char hex[SHA256_HEX_LEN + 1];
+      if (sha256_hex_normalize (cli->sha256, hex) < 0)
+        die ("create: invalid --sha256 '%s': expected 64 hexadecimal digits", cli->sha256);
+      src.expected_sha256 = xstrdup (hex);
+    }
+  struct extract_opts xopts = { .max_bytes = 0 };
+  store_create (cli->name, &src, &xopts);
+  source_clear (&src);
+}
+
+int
+main (int argc, char **argv)
+{
+  refuse_if_privileged_exec ();
+  struct cli cli;
+  cli_parse (argc, argv, &cli);
+
+  switch (cli.command)
+    {
+    case CMD_CREATE:
+      create (&cli);
+      break;
+    case CMD_ENTER:
+    case CMD_RUN:
+      {
+        cleanup_free char *root = store_existing_root (cli.name);
+        enter_root (cli.name, root, &cli.enter);
+      }
+    case CMD_LIST:
+      store_list (cli.json);
+      break;
+    case CMD_PATH:
+      {
+        cleanup_free char *root = store_existing_root (cli.name);
+        printf ("%s\n", root);
+        break;
+      }
+    case CMD_REMOVE:
+      store_remove (cli.name);
+      break;
+    case CMD_DOCTOR:
+      return doctor_run ();
+    case CMD_HELP:
+      if (cli_print_help (cli.help_topic) < 0)
+        die ("help: unknown subcommand '%s' (see '%s --help')", cli.help_topic, PROGRAM_NAME);
+      break;
+    case CMD_VERSION:
+      printf ("%s %s\n", PROGRAM_NAME, PACKAGE_VERSION);
+      break;
+    }
+  cli_clear (&cli);
+  if (fflush (stdout) != 0 || ferror (stdout))
+    die_with_error ("cannot write to standard output");
+  return 0;
+}

@@ -1,0 +1,70 @@
+/* Where devroots, their metadata, staging areas and locks live. */
+#include <pwd.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "paths.h"
+#include "util.h"
+
+char *
+paths_data_home (const char *xdg_data_home, const char *home)
+{
+  if (xdg_data_home != NULL && xdg_data_home[0] == '/')
+    return xstrdup (xdg_data_home);
+  if (home != NULL && home[0] == '/')
+    return xasprintf ("%s/.local/share", home);
+  return NULL;
+}
+
+void
+store_paths_init (struct store_paths *p, const char *data_home)
+{
+  p->base = xasprintf ("%s/enter-devroot", data_home);
+  p->roots = xasprintf ("%s/roots", p->base);
+  p->meta = xasprintf ("%s/meta", p->base);
+  p->staging = xasprintf ("%s/staging", p->base);
+  p->locks = xasprintf ("%s/locks", p->base);
+}
+
+void
+store_paths_clear (struct store_paths *p)
+{
+  free (p->base);
+  free (p->roots);
+  free (p->meta);
+  free (p->staging);
+  free (p->locks);
+}
+
+void
+store_paths_from_env (struct store_paths *p)
+{
+  const char *home = getenv ("HOME");
+  if (home == NULL || home[0] != '/')
+    {
+      struct passwd *pw = getpwuid (getuid ());
+      home = pw != NULL ? pw->pw_dir : NULL;
+    }
+  cleanup_free char *data_home = paths_data_home (getenv ("XDG_DATA_HOME"), home);
+  if (data_home == NULL)
+    die ("cannot find the data directory: neither XDG_DATA_HOME nor HOME is an absolute path");
+  store_paths_init (p, data_home);
+}
+
+char *
+paths_root (const struct store_paths *p, const char *name)
+{
+  return xasprintf ("%s/%s", p->roots, name);
+}
+
+char *
+paths_meta (const struct store_paths *p, const char *name)
+{
+  return xasprintf ("%s/%s.json", p->meta, name);
+}
+
+char *
+paths_lock (const struct store_paths *p, const char *name)
+{
+  return xasprintf ("%s/%s.lock", p->locks, name);
+}

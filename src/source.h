@@ -1,0 +1,22 @@
+/* Where a new devroot's bytes come from: an open fd, a description for messages and
+ * metadata, and optionally the SHA-256 the bytes must have. The fetch work (issue 4) adds
+ * openers for URLs and catalogue templates that return the same thing. */
+#pragma once
+
+#define SHA256_HEX_LEN 64
+
+struct source
+{
+  int fd;
+  char *description;     /* the file path (later: URL, template name) */
+  char *expected_sha256; /* 64 lowercase hex digits, or NULL */
+};
+
+/* Open a local file; die()s naming it when it cannot be read or is a directory. */
+void source_open_file (struct source *src, const char *path);
+/* The embedded default template: $ENTER_DEVROOT_DEFAULT_TEMPLATE, else the installed one. */
+void source_open_default_template (struct source *src);
+void source_clear (struct source *src);
+
+/* Validate a --sha256 argument: 64 hex digits, any case. Writes it lowercased to OUT. */
+int sha256_hex_normalize (const char *in, char out[SHA256_HEX_LEN + 1]);

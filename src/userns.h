@@ -1,0 +1,21 @@
+/* The fallback for kernels that refuse unprivileged chroot: an unprivileged user namespace
+ * in which the caller's uid and gid map to themselves. */
+#pragma once
+
+/* unshare(CLONE_NEWUSER) and write the identity maps. The process must be single-threaded
+ * with an unshared fs_struct. 0, or -1 with errno. */
+int userns_enter_identity (void);
+
+/* Why user namespaces are unavailable here, from the sysctls that usually explain it and
+ * ERR: "user.max_user_namespaces=0", "kernel.apparmor_restrict_unprivileged_userns=1", ...
+ * Caller frees. */
+char *userns_unavailable_reason (int err);
+
+/* Why the kernel refused chroot: "kernel lacks unprivileged chroot" or
+ * "fs.unprivileged_chroot=0", from /proc/sys/fs/unprivileged_chroot. Caller frees. */
+char *chroot_refused_reason (int err);
+
+#define SYSCTL_UNPRIVILEGED_CHROOT "/proc/sys/fs/unprivileged_chroot"
+#define SYSCTL_MAX_USER_NAMESPACES "/proc/sys/user/max_user_namespaces"
+#define SYSCTL_UNPRIVILEGED_USERNS_CLONE "/proc/sys/kernel/unprivileged_userns_clone"
+#define SYSCTL_APPARMOR_RESTRICT_USERNS "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"

@@ -1,0 +1,98 @@
+/* Small helpers every other file uses: fatal errors, allocation, scoped cleanup, fd I/O. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+/* Exit statuses (see the man page, EXIT STATUS). */
+#define EXIT_TOOL_FAILURE 125 /* enter-devroot itself failed, usage errors included */
+#define EXIT_CANNOT_EXEC  126 /* command found but could not be executed */
+#define EXIT_NOT_FOUND    127 /* command not found */
+
+#define PROGRAM_NAME "enter-devroot"
+
+#define N_ELEMENTS(a) (sizeof (a) / sizeof ((a)[0]))
+
+/* One line on stderr, "enter-devroot: <message>", then exit 125. */
+__attribute__((noreturn, format (printf, 1, 2))) void die (const char *format, ...);
+/* Same, with ": strerror(errno)" appended. */
+__attribute__((noreturn, format (printf, 1, 2))) void die_with_error (const char *format, ...);
+/* Same as die() but with an explicit exit status. */
+__attribute__((noreturn, format (printf, 2, 3))) void die_status (int status, const char *format, ...);
+__attribute__((format (printf, 1, 2))) void warn (const char *format, ...);
+
+void *xmalloc (size_t size);
+void *xcalloc (size_t nmemb, size_t size);
+void *xrealloc (void *ptr, size_t size);
+char *xstrdup (const char *s);
+__attribute__((format (printf, 1, 2))) char *xasprintf (const char *format, ...);
+
+/* Scoped ownership, bubblewrap style: the variable is released when it leaves scope
+ * unless steal_pointer()/steal_fd() took it. */
+static inline void
+cleanup_freep (void *p)
+{
+  free (*(void **) p);
+}
+void cleanup_fdp (int *fdp);
+void cleanup_strvp (char ***strvp);
+#define cleanup_free __attribute__((cleanup (cleanup_freep)))
+#define cleanup_fd __attribute__((cleanup (cleanup_fdp)))
+#define cleanup_strv __attribute__((cleanup (cleanup_strvp)))
+
+static inline void *
+steal_pointer (void *pp)
+{
+  void **ptr = (void **) pp;
+  void *ret = *ptr;
+  *ptr = NULL;
+  return ret;
+}
+static inline int
+steal_fd (int *fdp)
+{
+  int fd = *fdp;
+  *fdp = -1;
+  return fd;
+}
+
+/* NULL-terminated string vectors. */
+size_t strv_length (char *const *strv);
+void strv_free (char **strv);
+
+/* Full write / read, retrying on EINTR and short counts; -1 with errno on failure. */
+int write_all (int fd, const void *buf, size_t len);
+/* Read FD to its end (at most MAX_SIZE bytes); NULL with errno on failure. */
+char *read_fd_all (int fd, size_t max_size, size_t *len_out);
+/* Read a whole (small) file relative to dirfd; NULL with errno on failure. */
+char *load_file_at (int dirfd, const char *path, size_t max_size, size_t *len_out);
+/* Read a small sysctl-like file: the first line, or NULL when absent. */
+char *read_first_line (const char *path);
+
+/* mkdir -p with MODE for the directories it creates; -1 with errno on failure. */
+int mkdir_p (const char *path, mode_t mode);
+
+/* Close every fd >= lowfd (close_range with a /proc/self/fd fallback). */
+void close_fds_from (int lowfd);
+
+bool str_has_prefix (const char *s, const char *prefix);
+
+/* A growable string. */
+struct strbuf
+{
+  char *str;
+  size_t len, cap;
+};
+void strbuf_append_len (struct strbuf *sb, const char *s, size_t len);
+void strbuf_append (struct strbuf *sb, const char *s);
+void strbuf_append_c (struct strbuf *sb, char c);
+__attribute__((format (printf, 2, 3))) void strbuf_appendf (struct strbuf *sb, const char *format, ...);
+/* The string (never NULL); the caller owns it and the strbuf is empty afterwards. */
+char *strbuf_steal (struct strbuf *sb);
+
+/* One function die() calls before exiting, so a failed create removes its staging
+ * directory whatever failed. NULL unregisters. */
+void set_die_cleanup (void (*fn) (void));

@@ -1,0 +1,91 @@
+/* Archive member names: how each is turned into a path inside the root, or refused. */
+#include "unit.h"
+
+#include <limits.h>
+
+#include "extract.h"
+
+struct accepted
+{
+  const char *in, *out;
+  bool absolute;
+};
+
+static const struct accepted accepted[] = {
+  { "etc/passwd", "etc/passwd", false },
+  { "./etc/passwd", "etc/passwd", false },
+  { "etc//passwd", "etc/passwd", false },
+  { "etc/./passwd", "etc/passwd", false },
+  { "etc/passwd/", "etc/passwd", false },
+  { "/etc/passwd", "etc/passwd", true },
+  { "///etc/passwd", "etc/passwd", true },
+  { "./", "", false },
+  { ".", "", false },
+  { "/", "", true },
+  { "a..b/..c/c..", "a..b/..c/c..", false },
+  { "...", "...", false },
+  { ".hidden/.x", ".hidden/.x", false },
+};
+
+static const char *const refused[] = {
+  "..", "../x", "x/..", "x/../y", "/..", "//..", "//../etc/passwd", "./../x", "a/./../b",
+  "x/../../../../etc/shadow", "../", "/../../",
+};
+
+static void
+normal_names_are_normalised (void **state)
+{
+  for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
+    {
+      char *out = NULL;
+      bool absolute = !accepted[i].absolute;
+      const char *why = NULL;
+      if (archive_path_normalize (accepted[i].in, &out, &absolute, &why) != 0)
+        fail_msg ("refused '%s': %s", accepted[i].in, why);
+      assert_string_equal (out, accepted[i].out);
+      if (absolute != accepted[i].absolute)
+        fail_msg ("'%s': wrong absolute flag", accepted[i].in);
+      free (out);
+    }
+}
+
+static void
+dotdot_components_are_refused (void **state)
+{
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+    {
+      char *out = NULL;
+      bool absolute;
+      const char *why = NULL;
+      if (archive_path_normalize (refused[i], &out, &absolute, &why) == 0)
+        fail_msg ("accepted '%s' as '%s'", refused[i], out);
+      assert_non_null (why);
+      assert_null (out);
+    }
+}
+
+static void
+overlong_component_is_refused (void **state)
+{
+  char name[NAME_MAX + 8];
+  memset (name, 'a', NAME_MAX + 1);
+  name[NAME_MAX + 1] = '\0';
+  char *out = NULL;
+  bool absolute;
+  const char *why = NULL;
+  assert_int_equal (archive_path_normalize (name, &out, &absolute, &why), -1);
+  name[NAME_MAX] = '\0';
+  assert_int_equal (archive_path_normalize (name, &out, &absolute, &why), 0);
+  free (out);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (normal_names_are_normalised),
+    cmocka_unit_test (dotdot_components_are_refused),
+    cmocka_unit_test (overlong_component_is_refused),
+  };
+  return cmocka_run_group_tests_name ("archive-path", tests, NULL, NULL);
+}

@@ -1,0 +1,95 @@
+/* Where the store lives: XDG_DATA_HOME when absolute, else HOME/.local/share. */
+#include "unit.h"
+
+#include "paths.h"
+
+static void
+absolute_xdg_data_home_wins (void **state)
+{
+  char *d = paths_data_home ("/data/xdg", "/home/u");
+  assert_string_equal (d, "/data/xdg");
+  free (d);
+}
+
+static void
+relative_xdg_data_home_is_ignored (void **state)
+{
+  char *d = paths_data_home ("relative/xdg", "/home/u");
+  assert_string_equal (d, "/home/u/.local/share");
+  free (d);
+}
+
+static void
+empty_xdg_data_home_is_ignored (void **state)
+{
+  char *d = paths_data_home ("", "/home/u");
+  assert_string_equal (d, "/home/u/.local/share");
+  free (d);
+}
+
+static void
+unset_xdg_data_home_uses_home (void **state)
+{
+  char *d = paths_data_home (NULL, "/home/u");
+  assert_string_equal (d, "/home/u/.local/share");
+  free (d);
+}
+
+static void
+no_usable_directory_is_null (void **state)
+{
+  assert_null (paths_data_home (NULL, NULL));
+  assert_null (paths_data_home ("rel", "also-relative"));
+}
+
+static void
+store_layout_is_under_enter_devroot (void **state)
+{
+  struct store_paths p;
+  store_paths_init (&p, "/d");
+  assert_string_equal (p.base, "/d/enter-devroot");
+  assert_string_equal (p.roots, "/d/enter-devroot/roots");
+  assert_string_equal (p.meta, "/d/enter-devroot/meta");
+  assert_string_equal (p.staging, "/d/enter-devroot/staging");
+  assert_string_equal (p.locks, "/d/enter-devroot/locks");
+  char *root = paths_root (&p, "dev");
+  char *meta = paths_meta (&p, "dev");
+  char *lock = paths_lock (&p, "dev");
+  assert_string_equal (root, "/d/enter-devroot/roots/dev");
+  assert_string_equal (meta, "/d/enter-devroot/meta/dev.json");
+  assert_string_equal (lock, "/d/enter-devroot/locks/dev.lock");
+  free (root);
+  free (meta);
+  free (lock);
+  store_paths_clear (&p);
+}
+
+static void
+environment_is_read (void **state)
+{
+  struct store_paths p;
+  setenv ("XDG_DATA_HOME", "/from/env", 1);
+  store_paths_from_env (&p);
+  assert_string_equal (p.roots, "/from/env/enter-devroot/roots");
+  store_paths_clear (&p);
+  setenv ("XDG_DATA_HOME", "not/absolute", 1);
+  setenv ("HOME", "/home/someone", 1);
+  store_paths_from_env (&p);
+  assert_string_equal (p.roots, "/home/someone/.local/share/enter-devroot/roots");
+  store_paths_clear (&p);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (absolute_xdg_data_home_wins),
+    cmocka_unit_test (relative_xdg_data_home_is_ignored),
+    cmocka_unit_test (empty_xdg_data_home_is_ignored),
+    cmocka_unit_test (unset_xdg_data_home_uses_home),
+    cmocka_unit_test (no_usable_directory_is_null),
+    cmocka_unit_test (store_layout_is_under_enter_devroot),
+    cmocka_unit_test (environment_is_read),
+  };
+  return cmocka_run_group_tests_name ("paths", tests, NULL, NULL);
+}
