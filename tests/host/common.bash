@@ -147,7 +147,7 @@ $(diff <(cat "$T/outside.before") <(echo "$now"))"
 		fail "/etc/passwd changed"
 	local extra
 	extra=$(comm -13 <(LC_ALL=C sort "$T/toplevel.before") <(ls -A "$T" | LC_ALL=C sort) |
-		grep -vxE '.*\.before|create\.out|ref-.*' || true)
+		grep -vxE '.*\.before|create\.out|ref-.*|separate-stderr-.*' || true)
 	[[ -z $extra ]] || fail "new entries appeared in the test directory: $extra"
 	[[ ! -e /tmp/$ESCAPE_TAG ]] || fail "/tmp/$ESCAPE_TAG was written"
 	[[ ! -e /$ESCAPE_TAG ]] || fail "/$ESCAPE_TAG was written"
@@ -180,18 +180,39 @@ reference_layout() {
 	data_layout "$ref" "$1"
 }
 
+# allowed_leftover PATH|TYPE: what a failed or killed create may leave in the
+# store: the store's own skeleton (directories at most two levels down) and
+# empty lock files (a lock file that is never deleted is a sound design).
+allowed_leftover() {
+	local rel=${1%|*} type=${1##*|}
+	local p=$XDG_DATA_HOME/${rel#./}
+	case $type in
+	d) [[ $rel != ./*/*/* ]] ;;
+	f) [[ ! -s $p && $(basename "$p") == *lock* ]] ;;
+	*) false ;;
+	esac
+}
+
 # assert_store_like_reference NAME...: the store holds exactly what clean
-# creates of NAME... leave, and nothing else (no staging debris, no extra metadata).
+# creates of NAME... leave (plus allowed leftovers of failed ones), and nothing
+# else: no staging debris, no extra metadata.
 assert_store_like_reference() {
-	local want="" n
+	local want="" n l
 	for n in "$@"; do
 		want+=$(reference_layout "$n")$'\n'
 	done
 	want=$(echo -n "$want" | LC_ALL=C sort -u | sed '/^$/d')
 	local got
 	got=$(data_layout "$XDG_DATA_HOME" "$@")
-	[[ $got == "$want" ]] || fail "store differs from a clean create of $*:
+	local missing extra
+	missing=$(comm -23 <(echo "$want") <(echo "$got"))
+	[[ -z $missing ]] || fail "store lacks what a clean create of $* leaves:
+$missing"
+	extra=$(comm -13 <(echo "$want") <(echo "$got"))
+	while read -r l; do
+		[[ -z $l ]] || allowed_leftover "$l" || fail "store holds more than a clean create of $* leaves: $l
 $(diff <(echo "$want") <(echo "$got"))"
+	done <<< "$extra"
 }
 
 # store_snapshot: record the store before an operation that must leave nothing.
@@ -200,17 +221,13 @@ store_snapshot() {
 }
 
 # assert_store_unchanged: after a failure, the store has nothing new except
-# empty directories (the store's skeleton) and empty lock files; in particular
-# no root, no staging debris and no metadata.
+# allowed leftovers (skeleton directories, empty lock files); in particular no
+# root, no staging debris and no metadata.
 assert_store_unchanged() {
-	local new p
+	local new l
 	new=$(comm -13 "$T/store.before" <(data_layout "$XDG_DATA_HOME"))
-	while IFS='|' read -r p _; do
-		[[ -n $p ]] || continue
-		p=$XDG_DATA_HOME/${p#./}
-		if [[ -d $p && ! -L $p && -z $(ls -A "$p") ]]; then continue; fi
-		if [[ -f $p && ! -s $p && $p == *lock* ]]; then continue; fi
-		fail "failure left something behind: $p
+	while read -r l; do
+		[[ -z $l ]] || allowed_leftover "$l" || fail "failure left something behind: $l
 $(data_layout "$XDG_DATA_HOME")"
 	done <<< "$new"
 	local gone
@@ -229,6 +246,13 @@ create_default() {
 # passwd_entry SHELL HOME: a line for the calling user in a root's /etc/passwd.
 passwd_entry() {
 	echo "$(id -un):x:$(id -u):$(id -g):edr test user:$2:$1"
+}
+
+# drop_account ROOT: remove the calling user's passwd entry and home from a
+# root (create gives the user one), so a test can set up its own.
+drop_account() {
+	sed -i -e "/^$(id -un):/d" -e "/^[^:]*:[^:]*:$(id -u):/d" "$1/etc/passwd"
+	rm -rf "${1:?}/home/$(id -un)"
 }
 
 # need_probe: skip unless the static probe was built.

@@ -20,8 +20,10 @@ tree_listing() {
 	local i
 	for i in $(seq 60); do echo "$i" > "$W/tree/f$i"; done
 	tar -C "$W/tree" -cf "$W/t.tar" .
+	# What one create alone makes of it (create may add the user's home).
 	local want
-	want=$(tree_listing "$W/tree")
+	XDG_DATA_HOME=$T/ref-solo "$EDR_BIN" create solo --from "$W/t.tar" || fail "solo create failed"
+	want=$(tree_listing "$T/ref-solo/enter-devroot/roots/solo")
 	for i in 1 2 3 4 5 6; do
 		"$EDR_BIN" create "race$i" --from "$W/t.tar" > "$T/a.out" 2> "$T/a.err" 3>&- &
 		local pa=$!

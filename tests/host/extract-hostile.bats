@@ -36,6 +36,14 @@ create_hostile() {
 	assert_outside_unchanged
 }
 
+# assert_one_warning: exactly one line on stderr, from the tool, saying what
+# was skipped (the issue asks for one line; naming each entry is left open).
+assert_one_warning() {
+	[[ ${#stderr_lines[@]} -eq 1 ]] || fail "expected one warning line, got: $stderr"
+	[[ ${stderr_lines[0]} == "enter-devroot: "* ]] || fail "warning is not the tool's: $stderr"
+	[[ ${stderr_lines[0]} =~ skip|device|FIFO|fifo ]] || fail "warning does not say what was skipped: $stderr"
+}
+
 # same_inode A B: A and B are the same file (a hardlink reached the outside).
 same_inode() { [[ -e $1 && -e $2 && $(stat -c %d:%i "$1") == $(stat -c %d:%i "$2") ]]; }
 
@@ -210,8 +218,7 @@ assert_no_link_to() {
 	assert_status 0
 	[[ ! -e $(root_of dev)/dev/null && ! -L $(root_of dev)/dev/null ]] || fail "device entry was created"
 	assert_equal "$(cat "$(root_of dev)/after")" data
-	[[ ${#stderr_lines[@]} -eq 1 ]] || fail "expected one warning line, got: $stderr"
-	[[ ${stderr_lines[0]} == "enter-devroot: "*dev/null* ]] || fail "warning does not name dev/null: $stderr"
+	assert_one_warning
 	assert_outside_unchanged
 }
 
@@ -221,8 +228,7 @@ assert_no_link_to() {
 	assert_status 0
 	[[ ! -e $(root_of dev)/dev/sda ]] || fail "device entry was created"
 	assert_equal "$(cat "$(root_of dev)/after")" data
-	[[ ${#stderr_lines[@]} -eq 1 ]] || fail "expected one warning line, got: $stderr"
-	[[ ${stderr_lines[0]} == "enter-devroot: "*dev/sda* ]] || fail "warning does not name dev/sda: $stderr"
+	assert_one_warning
 }
 
 @test "hostile: a FIFO is made or skipped with a warning, the rest extracted" {
@@ -233,8 +239,7 @@ assert_no_link_to() {
 	if [[ -e $(root_of dev)/fifo ]]; then
 		[[ -p $(root_of dev)/fifo ]] || fail "fifo entry is not a FIFO"
 	else
-		[[ ${#stderr_lines[@]} -eq 1 && ${stderr_lines[0]} == "enter-devroot: "*fifo* ]] ||
-			fail "FIFO skipped without one warning naming it: $stderr"
+		assert_one_warning
 	fi
 }
 

@@ -131,7 +131,14 @@ walk(doc)
 	mktar "$W/ro.tar" m 0555 d ro f ro/file data m 0500 d ro/inner m 0400 f ro/inner/deep data m 0000 d ro/none
 	edr_run create dev --from "$W/ro.tar"
 	assert_status 0
-	chmod 0555 "$(root_of dev)" # even the root directory itself
+	edr_run remove dev
+	assert_status 0
+	[[ ! -e $(root_of dev) ]] || fail "root still there"
+}
+
+@test "remove: a root whose top directory is read-only is removed" {
+	create_default dev
+	chmod 0555 "$(root_of dev)"
 	edr_run remove dev
 	assert_status 0
 	[[ ! -e $(root_of dev) ]] || fail "root still there"

@@ -105,6 +105,7 @@ teardown() { edr_teardown; }
 }
 
 @test "run: default working directory is / when the user has no home in the root" {
+	drop_account "$R"
 	export HOME=/home/edr-nohome-$$
 	edr_run run dev -- pwd
 	assert_status 0
@@ -116,6 +117,7 @@ teardown() { edr_teardown; }
 	# "the user's home" names the same directory.
 	local h=/home/edr-user-$$
 	export HOME=$h
+	drop_account "$R"
 	mkdir -p "$R$h"
 	passwd_entry /bin/sh "$h" >> "$R/etc/passwd"
 	edr_run run dev -- pwd
@@ -126,6 +128,7 @@ teardown() { edr_teardown; }
 @test "run: HOME inside is the home directory in the root, not the host's path" {
 	local h=/home/edr-user-$$
 	export HOME=$h
+	drop_account "$R"
 	mkdir -p "$R$h"
 	passwd_entry /bin/sh "$h" >> "$R/etc/passwd"
 	edr_run run dev -- sh -c 'echo "$HOME"; cd && pwd'
