@@ -45,6 +45,10 @@ is_root() { [[ $(id -u) -eq 0 ]]; }
 store() { echo "$XDG_DATA_HOME/enter-devroot"; }
 root_of() { echo "$XDG_DATA_HOME/enter-devroot/roots/$1"; }
 
+# edr_run_127 ARGS...: edr_run where exit status 127 is the expected outcome
+# (tells bats so, which keeps its BW01 warning quiet).
+edr_run_127() { run -127 --separate-stderr "$EDR_BIN" "$@"; }
+
 # Show what the last edr_run printed, for failure messages.
 last_run() {
 	printf 'status: %s\n--- stdout\n%s\n--- stderr\n%s\n' "$status" "$output" "${stderr-}"

@@ -187,16 +187,40 @@ create_from_compressed() {
 }
 
 @test "create: a corrupt gzip stream (data overwritten, CRC mismatch) fails cleanly, leaving nothing" {
-	mkdir -p "$W/tree"
-	small_tree "$W/tree"
-	head -c 100000 /dev/urandom | base64 > "$W/tree/text"
-	tar -C "$W/tree" -czf "$W/good.tar.gz" .
+	good_gzip "$W/good.tar.gz"
 	cp "$W/good.tar.gz" "$W/corrupt.tar.gz"
 	# Overwrite bytes in the middle of the deflate stream.
 	printf 'CORRUPTCORRUPTCORRUPT' | dd of="$W/corrupt.tar.gz" bs=1 seek=2000 conv=notrunc status=none
+	! gzip -t "$W/corrupt.tar.gz" 2>/dev/null || fail "corruption not detectable by gzip -t"
 	store_snapshot
 	edr_run create dev --from "$W/corrupt.tar.gz"
 	assert_edr_error 125 "$W/corrupt.tar.gz"
+	assert_store_unchanged
+}
+
+# good_gzip OUT: a gzip'd tarball with fixed (seeded) contents, so corrupting
+# it gives the same result on every run.
+good_gzip() {
+	mkdir -p "$W/tree"
+	small_tree "$W/tree"
+	python3 -c '
+import random, sys
+r = random.Random(42)
+sys.stdout.write("".join(r.choice("abcdefghijklmnopqrstuvwxyz0123456789 \n") for _ in range(100000)))
+' > "$W/tree/text"
+	tar -C "$W/tree" --mtime=@1700000000 -cf - . | gzip -n > "$1"
+	gzip -t "$1" || fail "could not make a good gzip"
+}
+
+@test "create: a gzip stream whose CRC does not match fails cleanly, leaving nothing" {
+	good_gzip "$W/good.tar.gz"
+	cp "$W/good.tar.gz" "$W/badcrc.tar.gz"
+	# The trailer's CRC32 (8 bytes from the end) no longer matches the data.
+	python3 -c 'import sys; p = sys.argv[1]; d = bytearray(open(p, "rb").read()); d[-8] ^= 0xff; open(p, "wb").write(d)' "$W/badcrc.tar.gz"
+	! gzip -t "$W/badcrc.tar.gz" 2>/dev/null || fail "corruption not detectable by gzip -t"
+	store_snapshot
+	edr_run create dev --from "$W/badcrc.tar.gz"
+	assert_edr_error 125 "$W/badcrc.tar.gz"
 	assert_store_unchanged
 }
 
