@@ -47,9 +47,3 @@ void cache_commit (const struct cache *c, const char *key, const char *hex, cons
 void cache_list (const struct cache *c, bool json);
 /* `cache clean`: remove every cached and partial file nobody is fetching right now. */
 void cache_clean (const struct cache *c, bool quiet);
-
-/* SHA-256 of everything FD holds from offset 0 up to LEN bytes (its whole size when LEN is
- * UINT64_MAX), as lowercase hex. The fd is left at the end of what was read. -1 and errno. */
-int sha256_fd (int fd, uint64_t len, char hex[SHA256_HEX_LEN + 1]);
-/* SHA-256 of a string, as lowercase hex. */
-void sha256_string (const char *s, char hex[SHA256_HEX_LEN + 1]);
