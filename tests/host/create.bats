@@ -94,6 +94,22 @@ create_from_compressed() {
 @test "create: --from an xz-compressed tarball" { create_from_compressed xz; }
 @test "create: --from a zstd-compressed tarball" { create_from_compressed zst; }
 
+@test "create: memory stays flat for a large archive (300 MB member, streamed)" {
+	[[ -x /usr/bin/time ]] || skip "/usr/bin/time (Debian package time) needed to measure peak memory"
+	mkdir -p "$W/big"
+	head -c 300M /dev/zero > "$W/big/zeros"
+	tar -C "$W/big" -cf - . | zstd -q -o "$W/big.tar.zst"
+	rm -rf "$W/big"
+	run --separate-stderr /usr/bin/time -f 'maxrss_kb=%M' "$EDR_BIN" create dev --from "$W/big.tar.zst"
+	assert_status 0
+	assert_equal "$(stat -c %s "$(root_of dev)/zeros")" $((300 * 1024 * 1024))
+	local kb
+	kb=$(sed -n 's/^maxrss_kb=//p' <<< "$stderr")
+	[[ -n $kb ]] || fail "no measurement: $stderr"
+	# A buffering implementation would need over 300 MB; streaming needs a few.
+	[[ $kb -lt 65536 ]] || fail "peak RSS ${kb} KB for a 300 MB archive"
+}
+
 @test "create: --from a relative path is resolved against the working directory" {
 	small_tarball "$W/small.tar"
 	cd "$W"

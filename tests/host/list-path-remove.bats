@@ -136,9 +136,11 @@ walk(doc)
 	[[ ! -e $(root_of dev) ]] || fail "root still there"
 }
 
-@test "remove: a root whose top directory is read-only is removed" {
+@test "remove: a root whose top directory was made read-only from inside is removed" {
 	create_default dev
-	chmod 0555 "$(root_of dev)"
+	edr_run run dev -- chmod 0555 /
+	assert_status 0
+	assert_equal "$(stat -c %a "$(root_of dev)")" 555
 	edr_run remove dev
 	assert_status 0
 	[[ ! -e $(root_of dev) ]] || fail "root still there"
