@@ -32,13 +32,21 @@ struct command_info
   "and SHELL from the root's /etc/passwd. Nothing else of yours passes through.\n"
 
 static const struct command_info commands[] = {
-  { "create", CMD_CREATE, true, "create NAME [--from FILE|URL] [--template T] [--sha256 HEX]",
+  { "create", CMD_CREATE, true,
+    "create NAME [--from FILE|URL] [--template T] [--sha256 HEX] [--no-verify]\n"
+    "                       [--index URL] [--cacert FILE] [--quiet]",
     "Unpack a root filesystem into a new devroot NAME.\n"
     "\n"
     "  --from FILE       a tar archive (uncompressed, gzip, bzip2, xz, lzma, zstd, lz4)\n"
-    "                    (URLs are not supported yet)\n"
-    "  --template T      a template from the catalogue (not supported yet)\n"
+    "  --from URL        an https://, http:// or file:// tarball, downloaded into the cache;\n"
+    "                    needs --sha256, or --no-verify to skip the check (loudly)\n"
+    "  --template T      template T from the catalogue, fetched and verified unless cached\n"
     "  --sha256 HEX      refuse the archive unless its SHA-256 is HEX\n"
+    "  --no-verify       accept a --from URL download without --sha256\n"
+    "  --index URL       the catalogue (see 'help templates' for the default)\n"
+    "  --cacert FILE     trust the CA certificates in FILE (default: $CURL_CA_BUNDLE, else\n"
+    "                    the system's)\n"
+    "  --quiet           no progress output, errors only\n"
     "\n"
     "Without --from or --template, the embedded default template (busybox) is used.\n"
     "Unpacking never writes outside the new root: '..' components are refused, leading '/'\n"
@@ -67,6 +75,25 @@ static const struct command_info commands[] = {
   { "doctor", CMD_DOCTOR, false, "doctor",
     "Report what this kernel allows (no_new_privs chroot, user namespaces, Landlock) and\n"
     "which mode 'auto' uses. Exits 0 when some mode works, 125 otherwise.\n" },
+  { "templates", CMD_TEMPLATES, false, "templates [--index URL] [--json] [--cacert FILE]",
+    "List the template catalogue: name, size, whether it is cached, description.\n"
+    "\n"
+    "  --index URL       the catalogue to read\n"
+    "  --json            one JSON array of objects with name, url, sha256, size_bytes,\n"
+    "                    description and cached\n"
+    "  --cacert FILE     trust the CA certificates in FILE\n"
+    "\n"
+    "The catalogue is, from the weakest setting to the strongest: the one enter-devroot was\n"
+    "built with (configure --with-default-index), 'index = URL' in\n"
+    "${XDG_CONFIG_HOME:-~/.config}/enter-devroot/config, $ENTER_DEVROOT_INDEX, --index.\n" },
+  { "fetch", CMD_FETCH, true, "fetch TEMPLATE [--index URL] [--cacert FILE] [--quiet]",
+    "Download TEMPLATE from the catalogue and verify its SHA-256 into the cache, without\n"
+    "creating a devroot; print the cached file's path. An interrupted download resumes where\n"
+    "it stopped when the server's ETag or Last-Modified still match.\n" },
+  { "cache", CMD_CACHE, false, "cache list [--json] | cache clean [--quiet]",
+    "Show or empty the download cache, ${XDG_CACHE_HOME:-~/.cache}/enter-devroot: verified\n"
+    "files named by their SHA-256, and partial downloads. 'clean' leaves downloads that\n"
+    "another enter-devroot is running alone.\n" },
   { "help", CMD_HELP, false, "help [SUBCOMMAND]", "Show help for SUBCOMMAND.\n" },
 };
 
@@ -110,7 +137,12 @@ cli_print_help (const char *topic)
   printf ("Environment:\n"
           "  XDG_DATA_HOME   devroots live in $XDG_DATA_HOME/enter-devroot (default\n"
           "                  ~/.local/share/enter-devroot; a relative value is ignored)\n"
-          "  ENTER_DEVROOT_DEFAULT_TEMPLATE  archive used by 'create' without --from\n\n"
+          "  ENTER_DEVROOT_DEFAULT_TEMPLATE  archive used by 'create' without --from\n"
+          "  ENTER_DEVROOT_INDEX  the template catalogue URL (see 'help templates')\n"
+          "  XDG_CACHE_HOME  downloads are cached in $XDG_CACHE_HOME/enter-devroot\n"
+          "  CURL_CA_BUNDLE  CA certificates to trust for https (when no --cacert)\n"
+          "  ENTER_DEVROOT_CONNECT_TIMEOUT, ENTER_DEVROOT_LOW_SPEED_TIME  seconds before a\n"
+          "                  download gives up connecting (30) or crawling below 1 KiB/s (30)\n\n"
           "See '%s help SUBCOMMAND' and enter-devroot(1).\n", PROGRAM_NAME);
   return 0;
 }
@@ -140,6 +172,10 @@ enum option_id
   OPT_ENV,
   OPT_CLEAR_ENV,
   OPT_MODE,
+  OPT_INDEX,
+  OPT_CACERT,
+  OPT_QUIET,
+  OPT_NO_VERIFY,
 };
 
 struct option_info
@@ -152,16 +188,21 @@ struct option_info
 
 #define ON(c) (1u << (c))
 #define ENTERING (ON (CMD_ENTER) | ON (CMD_RUN))
+#define FETCHING (ON (CMD_CREATE) | ON (CMD_TEMPLATES) | ON (CMD_FETCH))
 static const struct option_info options[] = {
   { "help", OPT_HELP, false, ~0u },
   { "from", OPT_FROM, true, ON (CMD_CREATE) },
   { "template", OPT_TEMPLATE, true, ON (CMD_CREATE) },
   { "sha256", OPT_SHA256, true, ON (CMD_CREATE) },
-  { "json", OPT_JSON, false, ON (CMD_LIST) },
+  { "json", OPT_JSON, false, ON (CMD_LIST) | ON (CMD_TEMPLATES) | ON (CMD_CACHE) },
   { "workdir", OPT_WORKDIR, true, ENTERING },
   { "env", OPT_ENV, true, ENTERING },
   { "clear-env", OPT_CLEAR_ENV, false, ENTERING },
   { "mode", OPT_MODE, true, ENTERING },
+  { "index", OPT_INDEX, true, FETCHING },
+  { "cacert", OPT_CACERT, true, FETCHING },
+  { "quiet", OPT_QUIET, false, ON (CMD_CREATE) | ON (CMD_FETCH) | ON (CMD_CACHE) },
+  { "no-verify", OPT_NO_VERIFY, false, ON (CMD_CREATE) },
 };
 
 static void
@@ -199,6 +240,10 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
       if (enter_mode_parse (arg, &cli->enter.mode) < 0)
         usage_error (c->name, "unknown --mode '%s': expected auto, chroot or userns", arg);
       break;
+    case OPT_INDEX: cli->index = arg; break;
+    case OPT_CACERT: cli->cacert = arg; break;
+    case OPT_QUIET: cli->quiet = true; break;
+    case OPT_NO_VERIFY: cli->no_verify = true; break;
     default:
       break;
     }
@@ -246,6 +291,10 @@ check_create (const struct cli *cli)
 {
   if (cli->from != NULL && cli->template_name != NULL)
     usage_error ("create", "--from and --template are mutually exclusive");
+  if (cli->no_verify && cli->sha256 != NULL)
+    usage_error ("create", "--no-verify and --sha256 contradict each other");
+  if (cli->no_verify && cli->from == NULL)
+    usage_error ("create", "--no-verify only applies to --from URL");
 }
 
 void
@@ -253,7 +302,7 @@ cli_parse (int argc, char **argv, struct cli *cli)
 {
   *cli = (struct cli) { .enter.mode = ENTER_MODE_AUTO };
   if (argc < 2)
-    usage_error (NULL, "missing subcommand");
+    usage_error (NULL, "usage: missing subcommand");
   const char *first = argv[1];
   if (strcmp (first, "--help") == 0 || strcmp (first, "-h") == 0)
     {
@@ -267,7 +316,7 @@ cli_parse (int argc, char **argv, struct cli *cli)
     }
   const struct command_info *c = find_command (first);
   if (c == NULL)
-    usage_error (NULL, "unknown subcommand '%s'", first);
+    usage_error (NULL, "%s: unknown %s", first, first[0] == '-' ? "option" : "subcommand");
   cli->command = c->command;
 
   int i = 2;
@@ -288,6 +337,8 @@ cli_parse (int argc, char **argv, struct cli *cli)
         cli->name = word;
       else if (c->command == CMD_HELP && cli->help_topic == NULL)
         cli->help_topic = word;
+      else if (c->command == CMD_CACHE && cli->cache_action == NULL)
+        cli->cache_action = word;
       else if (c->command == CMD_RUN)
         break; /* the command starts here */
       else
@@ -307,9 +358,11 @@ cli_parse (int argc, char **argv, struct cli *cli)
     usage_error (c->name, "unexpected argument '%s'", argv[i]);
 
   if (c->takes_name && cli->name == NULL)
-    usage_error (c->name, "missing NAME");
+    usage_error (c->name, "missing %s", c->command == CMD_FETCH ? "TEMPLATE" : "NAME");
   if (c->command == CMD_CREATE)
     check_create (cli);
+  if (c->command == CMD_CACHE && cli->cache_action == NULL)
+    usage_error (c->name, "missing action: list or clean");
 }
 
 void

@@ -14,6 +14,9 @@ enum command
   CMD_PATH,
   CMD_REMOVE,
   CMD_DOCTOR,
+  CMD_TEMPLATES,
+  CMD_FETCH,
+  CMD_CACHE,
   CMD_HELP,
   CMD_VERSION,
 };
@@ -25,7 +28,12 @@ struct cli
   const char *from;        /* create --from */
   const char *template_name; /* create --template */
   const char *sha256;      /* create --sha256 */
-  bool json;               /* list --json */
+  bool json;               /* list, templates, cache list --json */
+  const char *index;       /* templates, fetch, create --index URL */
+  const char *cacert;      /* templates, fetch, create --cacert FILE */
+  bool quiet;              /* fetch, create, cache --quiet */
+  bool no_verify;          /* create --from URL --no-verify */
+  const char *cache_action; /* cache list|clean */
   const char *help_topic;  /* help SUBCOMMAND */
   struct enter_opts enter; /* enter and run; enter.env.assignments is owned */
 };

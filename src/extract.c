@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "extract.h"
+#include "gzcheck.h"
 #include "util.h"
 
 #define READ_BLOCK_SIZE (64 * 1024)
@@ -107,11 +108,12 @@ struct extractor
   struct extract_result *result;
   struct dir_fixup *fixups;
   size_t n_fixups, cap_fixups;
-  bool root_mode_set;
   bool warned_absolute;
   /* reading */
   int fd;
   EVP_MD_CTX *md;
+  struct gzcheck *gz;      /* NULL unless the input is gzip */
+  bool started;
   unsigned char buf[READ_BLOCK_SIZE];
 };
 
@@ -133,6 +135,17 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
       archive_set_error (a, EIO, "SHA-256 update failed");
       return -1;
     }
+  if (!x->started)
+    {
+      x->gz = gzcheck_new (x->buf, (size_t) n);
+      x->started = true;
+    }
+  const char *why;
+  if (gzcheck_update (x->gz, x->buf, (size_t) n, &why) < 0)
+    {
+      archive_set_error (a, EIO, "corrupt gzip stream: %s", why);
+      return -1;
+    }
   *buffer = x->buf;
   return n;
 }
@@ -152,7 +165,15 @@ drain_and_hash (struct extractor *x)
         return;
       if (EVP_DigestUpdate (x->md, x->buf, (size_t) n) != 1)
         die ("%s: SHA-256 update failed", x->desc);
+      const char *why;
+      if (gzcheck_update (x->gz, x->buf, (size_t) n, &why) < 0)
+        die ("%s: corrupt gzip stream: %s", x->desc, why);
     }
+  const char *why;
+  int r = gzcheck_finish (x->gz, &why);
+  x->gz = NULL;
+  if (r < 0)
+    die ("%s: %s", x->desc, why);
 }
 
 __attribute__((noreturn, format (printf, 3, 4))) static void
@@ -428,7 +449,6 @@ extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
       if (hardlink != NULL || type != AE_IFDIR)
         refuse (x, entry, "it would replace the root directory");
       add_fixup (x, rel, e);
-      x->root_mode_set = true;
       return;
     }
 
@@ -567,14 +587,26 @@ apply_fixup (struct extractor *x, const struct dir_fixup *f)
 void
 extract_finish (struct extractor *x)
 {
-  if (!x->root_mode_set && fchmod (x->rootfd, ROOT_DEFAULT_MODE) < 0)
-    die_with_error ("cannot set the mode of the new root");
   qsort (x->fixups, x->n_fixups, sizeof *x->fixups, compare_fixups);
   for (size_t i = 0; i < x->n_fixups; i++)
-    {
+    if (x->fixups[i].path[0] != '\0')
       apply_fixup (x, &x->fixups[i]);
-      free (x->fixups[i].path);
-    }
+}
+
+void
+extract_finish_root (struct extractor *x)
+{
+  /* Sorted deepest first, so the root's entries come last; the last one wins. */
+  const struct dir_fixup *root = NULL;
+  for (size_t i = 0; i < x->n_fixups; i++)
+    if (x->fixups[i].path[0] == '\0')
+      root = &x->fixups[i];
+  if (root != NULL)
+    apply_fixup (x, root);
+  else if (fchmod (x->rootfd, ROOT_DEFAULT_MODE) < 0)
+    die_with_error ("cannot set the mode of the new root");
+  for (size_t i = 0; i < x->n_fixups; i++)
+    free (x->fixups[i].path);
   free (x->fixups);
   free (x);
 }

@@ -29,8 +29,12 @@ struct extractor;
 struct extractor *extract_archive (int rootfd, struct source *src,
                                    const struct extract_opts *opts,
                                    struct extract_result *result);
-/* Apply directory modes and times, deepest first, and free the extractor. */
+/* Apply directory modes and times, deepest first, all but the root's own. */
 void extract_finish (struct extractor *x);
+/* Apply the root directory's mode and time (from the archive's "./" entry, else 0755) and
+ * free the extractor. Call it once the root is in place: moving a directory to another
+ * parent needs write permission on it, and the archive may make the root read-only. */
+void extract_finish_root (struct extractor *x);
 
 /* Turn an archive member name into a path relative to the root: leading '/' stripped (as
  * bsdtar and GNU tar do; *was_absolute tells), empty and "." components dropped, ".."

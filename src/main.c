@@ -7,6 +7,8 @@
 #include "doctor.h"
 #include "enter.h"
 #include "extract.h"
+#include "fetch.h"
+#include "name.h"
 #include "source.h"
 #include "store.h"
 #include "util.h"
@@ -15,15 +17,17 @@ static void
 create (const struct cli *cli)
 {
   struct source src = { .fd = -1 };
+  struct fetch_opts fo = { .index = cli->index, .cacert = cli->cacert, .quiet = cli->quiet };
+  name_check (cli->name); /* before any download, not after */
   if (cli->template_name != NULL)
-    die ("create: --template is not supported yet");
-  if (cli->from != NULL && strstr (cli->from, "://") != NULL)
-    die ("create: --from %s: URLs are not supported yet", cli->from);
-  if (cli->from != NULL)
+    source_open_template (&src, cli->template_name, &fo);
+  else if (cli->from != NULL && fetch_is_url (cli->from))
+    source_open_url (&src, cli->from, cli->sha256, cli->no_verify, &fo);
+  else if (cli->from != NULL)
     source_open_file (&src, cli->from);
   else
     source_open_default_template (&src);
-  if (cli->sha256 != NULL)
+  if (cli->sha256 != NULL && src.expected_sha256 == NULL)
     {
       char hex[SHA256_HEX_LEN + 1];
       if (sha256_hex_normalize (cli->sha256, hex) < 0)
@@ -50,7 +54,7 @@ main (int argc, char **argv)
     case CMD_ENTER:
     case CMD_RUN:
       {
-        cleanup_free char *root = store_existing_root (cli.name);
+        cleanup_free char *root = store_existing_root (cli.name, "enter");
         enter_root (cli.name, root, &cli.enter);
       }
     case CMD_LIST:
@@ -58,7 +62,7 @@ main (int argc, char **argv)
       break;
     case CMD_PATH:
       {
-        cleanup_free char *root = store_existing_root (cli.name);
+        cleanup_free char *root = store_existing_root (cli.name, "find");
         printf ("%s\n", root);
         break;
       }
@@ -67,6 +71,21 @@ main (int argc, char **argv)
       break;
     case CMD_DOCTOR:
       return doctor_run ();
+    case CMD_TEMPLATES:
+      {
+        struct fetch_opts fo = { .index = cli.index, .cacert = cli.cacert, .quiet = cli.quiet };
+        fetch_list_templates (&fo, cli.json);
+        break;
+      }
+    case CMD_FETCH:
+      {
+        struct fetch_opts fo = { .index = cli.index, .cacert = cli.cacert, .quiet = cli.quiet };
+        fetch_template (cli.name, &fo);
+        break;
+      }
+    case CMD_CACHE:
+      fetch_cache_command (cli.cache_action, cli.json, cli.quiet);
+      break;
     case CMD_HELP:
       if (cli_print_help (cli.help_topic) < 0)
         die ("help: unknown subcommand '%s' (see '%s --help')", cli.help_topic, PROGRAM_NAME);

@@ -22,8 +22,10 @@ source_open_file (struct source *src, const char *path)
     die_with_error ("cannot stat %s", path);
   if (S_ISDIR (st.st_mode))
     die ("cannot read %s: it is a directory, not an archive", path);
+  char *absolute = realpath (path, NULL);
   src->fd = fd;
   src->description = xstrdup (path);
+  src->origin = absolute != NULL ? absolute : xstrdup (path);
   src->expected_sha256 = NULL;
 }
 
@@ -46,8 +48,9 @@ source_clear (struct source *src)
     close (src->fd);
   src->fd = -1;
   free (src->description);
+  free (src->origin);
   free (src->expected_sha256);
-  src->description = src->expected_sha256 = NULL;
+  src->description = src->origin = src->expected_sha256 = NULL;
 }
 
 int

@@ -8,7 +8,8 @@
 struct source
 {
   int fd;
-  char *description;     /* the file path (later: URL, template name) */
+  char *description;     /* for messages: the path as given (later: URL, template name) */
+  char *origin;          /* for the metadata: the absolute path (later: URL, template) */
   char *expected_sha256; /* 64 lowercase hex digits, or NULL */
 };
 

@@ -228,7 +228,7 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   cleanup_free char *meta_path = paths_meta (&p, name);
   struct meta m = {
     .name = xstrdup (name),
-    .source = xstrdup (src->description),
+    .source = xstrdup (src->origin),
     .sha256 = xstrdup (res.sha256),
     .created = format_rfc3339_utc (time (NULL)),
     .size_bytes = res.size_bytes,
@@ -245,11 +245,12 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
     }
   set_die_cleanup (NULL);
   cleanup_staging = cleanup_meta = NULL;
+  extract_finish_root (x);
   store_paths_clear (&p);
 }
 
 char *
-store_existing_root (const char *name)
+store_existing_root (const char *name, const char *what)
 {
   struct store_paths p;
   name_check (name);
@@ -257,7 +258,7 @@ store_existing_root (const char *name)
   char *root = paths_root (&p, name);
   struct stat st;
   if (lstat (root, &st) < 0 || !S_ISDIR (st.st_mode))
-    die ("no devroot named '%s' (see 'enter-devroot list')", name);
+    die ("cannot %s '%s': no such devroot (see 'enter-devroot list')", what, name);
   store_paths_clear (&p);
   return root;
 }
@@ -281,6 +282,10 @@ store_remove (const char *name)
   cleanup_free char *trash = xasprintf ("%s/%s" STAGING_SUFFIX, p.staging, name);
   if (mkdtemp (trash) == NULL)
     die_with_error ("cannot create a directory in %s", p.staging);
+  /* Moving a directory to another parent needs write permission on it. */
+  if (S_ISDIR (st.st_mode) && (st.st_mode & S_IWUSR) == 0
+      && chmod_dir_nofollow (AT_FDCWD, root, (st.st_mode & 07777) | S_IRWXU) < 0)
+    warn ("cannot make %s writable: %s", root, strerror (errno));
   if (rename (root, trash) < 0)
     {
       int errsv = errno;

@@ -12,8 +12,8 @@
 void store_create (const char *name, struct source *src, const struct extract_opts *xopts);
 void store_remove (const char *name);
 void store_list (bool json);
-/* The path of an existing devroot; die()s "no devroot named ..." otherwise. */
-char *store_existing_root (const char *name);
+/* The path of an existing devroot; die()s "cannot WHAT 'NAME': no such devroot" otherwise. */
+char *store_existing_root (const char *name, const char *what);
 
 /* Delete NAME under DIRFD recursively without following symlinks, making directories
  * writable as it goes (a root may contain read-only directories). -1 with errno. */

@@ -1,0 +1,67 @@
+# bash completion for enter-devroot(1): subcommands, their options, and root names.
+_enter_devroot_roots()
+{
+	enter-devroot list --json 2>/dev/null |
+		sed -n 's/^  {"name": "\([A-Za-z0-9._-]*\)".*/\1/p'
+}
+
+_enter_devroot()
+{
+	local cur prev words cword
+	_init_completion 2>/dev/null || {
+		cur=${COMP_WORDS[COMP_CWORD]}
+		prev=${COMP_WORDS[COMP_CWORD - 1]}
+		words=("${COMP_WORDS[@]}")
+		cword=$COMP_CWORD
+	}
+	local subcommands="create enter run list path remove doctor help"
+
+	if [[ $cword -eq 1 ]]; then
+		COMPREPLY=($(compgen -W "$subcommands --help --version" -- "$cur"))
+		return
+	fi
+
+	local sub=${words[1]} i
+	# After "run NAME ... --", complete commands and files as for any command line.
+	if [[ $sub == run ]]; then
+		for ((i = 2; i < cword; i++)); do
+			if [[ ${words[i]} == -- ]]; then
+				COMPREPLY=($(compgen -c -- "$cur"))
+				return
+			fi
+		done
+	fi
+
+	case $prev in
+	--from) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
+	--workdir|--template|--sha256|--env) return ;;
+	--mode) COMPREPLY=($(compgen -W "auto chroot userns" -- "$cur")); return ;;
+	esac
+
+	local opts=""
+	case $sub in
+	create) opts="--from --template --sha256 --help" ;;
+	enter|run) opts="--workdir --env --clear-env --mode --help" ;;
+	list) opts="--json --help" ;;
+	path|remove|doctor) opts="--help" ;;
+	help) COMPREPLY=($(compgen -W "$subcommands" -- "$cur")); return ;;
+	esac
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		return
+	fi
+	case $sub in
+	enter|run|path|remove)
+		# Only the first non-option word is a root name.
+		local have_name=
+		for ((i = 2; i < cword; i++)); do
+			case ${words[i]}:${words[i - 1]} in
+			-*:* | *:--workdir | *:--env | *:--mode) ;;
+			*) have_name=1 ;;
+			esac
+		done
+		[[ -n $have_name ]] || COMPREPLY=($(compgen -W "$(_enter_devroot_roots)" -- "$cur"))
+		;;
+	esac
+}
+complete -F _enter_devroot enter-devroot
