@@ -1,0 +1,60 @@
+#!/bin/sh
+# Build a Debian rootfs template as a .tar.zst with mmdebstrap, tailored for enter-devroot:
+# a root that an unprivileged user unpacks and chroots into without /dev, /proc or setuid.
+#
+#   build.sh VARIANT OUTPUT.tar.zst
+#     VARIANT: debian-bookworm        minbase (apt, dpkg, bash, coreutils ...)
+#              debian-bookworm-build  minbase + build-essential git pkg-config ca-certificates
+#
+# Needs root (mmdebstrap --mode=root) and Debian's package mirror. Environment:
+#   MIRROR            default http://deb.debian.org/debian
+#   SUITE             default bookworm
+#   ZSTD_LEVEL        default 19 (built rarely, downloaded often)
+#   SOURCE_DATE_EPOCH entry times (mmdebstrap makes the tarball reproducible with it)
+set -eu
+
+variant=${1:?usage: build.sh VARIANT OUTPUT.tar.zst}
+out=${2:?usage: build.sh VARIANT OUTPUT.tar.zst}
+mirror=${MIRROR:-http://deb.debian.org/debian}
+suite=${SUITE:-bookworm}
+
+case $variant in
+debian-bookworm) include= ;;
+debian-bookworm-build) include=build-essential,git,pkg-config,ca-certificates ;;
+*) echo "build.sh: unknown template '$variant'" >&2; exit 2 ;;
+esac
+case $out in
+*.tar.zst) ;;
+*) echo "build.sh: $out: the output must end in .tar.zst" >&2; exit 2 ;;
+esac
+command -v mmdebstrap >/dev/null ||
+	{ echo "build.sh: mmdebstrap not found: apt-get install mmdebstrap" >&2; exit 1; }
+command -v zstd >/dev/null ||
+	{ echo "build.sh: zstd not found: apt-get install zstd" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] ||
+	{ echo "build.sh: must run as root (mmdebstrap --mode=root)" >&2; exit 1; }
+
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$out.tmp.$$
+trap 'rm -f "$tmp" "$tmp.tar"' EXIT INT TERM
+
+# --skip=output/mknod: no device nodes in the tarball (an unprivileged user cannot create
+# them; enter-devroot would skip them with a warning). /dev keeps its directory and its
+# symlinks (fd, stdin, stdout, stderr -> /proc/self/fd/...), which work wherever /proc is.
+# The dpkg path-excludes keep documentation out of this and every later install (copyright
+# files stay, as Debian policy wants). tailor.sh adapts the root to life without privileges.
+export EDR_TEMPLATE_NAME="$variant"
+mmdebstrap --mode=root --variant=minbase --format=tar \
+	--skip=output/mknod \
+	${include:+--include="$include"} \
+	--dpkgopt='path-exclude=/usr/share/man/*' \
+	--dpkgopt='path-exclude=/usr/share/info/*' \
+	--dpkgopt='path-exclude=/usr/share/doc/*' \
+	--dpkgopt='path-include=/usr/share/doc/*/copyright' \
+	--dpkgopt='path-exclude=/usr/share/locale/*' \
+	--dpkgopt='path-include=/usr/share/locale/locale.alias' \
+	--customize-hook="sh '$here/tailor.sh' \"\$1\"" \
+	"$suite" "$tmp.tar" "$mirror"
+zstd -q -"${ZSTD_LEVEL:-19}" -T0 --rm -o "$tmp" "$tmp.tar"
+mv -f "$tmp" "$out"
+trap - EXIT INT TERM
