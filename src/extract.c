@@ -32,7 +32,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "extract.h"
 #include "gzcheck.h"
 #include "util.h"
@@ -111,7 +111,7 @@ struct extractor
   bool warned_absolute;
   /* reading */
   int fd;
-  EVP_MD_CTX *md;
+  struct sha256 hash;
   struct gzcheck *gz;      /* NULL unless the input is gzip */
   bool started;
   unsigned char buf[READ_BLOCK_SIZE];
@@ -130,11 +130,7 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
       archive_set_error (a, errno, "read error");
       return -1;
     }
-  if (EVP_DigestUpdate (x->md, x->buf, (size_t) n) != 1)
-    {
-      archive_set_error (a, EIO, "SHA-256 update failed");
-      return -1;
-    }
+  sha256_update (&x->hash, x->buf, (size_t) n);
   if (!x->started)
     {
       x->gz = gzcheck_new (x->buf, (size_t) n);
@@ -163,8 +159,7 @@ drain_and_hash (struct extractor *x)
         die_with_error ("%s: read error", x->desc);
       if (n == 0)
         return;
-      if (EVP_DigestUpdate (x->md, x->buf, (size_t) n) != 1)
-        die ("%s: SHA-256 update failed", x->desc);
+      sha256_update (&x->hash, x->buf, (size_t) n);
       const char *why;
       if (gzcheck_update (x->gz, x->buf, (size_t) n, &why) < 0)
         die ("%s: corrupt gzip stream: %s", x->desc, why);
@@ -504,9 +499,7 @@ extract_archive (int rootfd, struct source *src, const struct extract_opts *opts
   x->result = result;
   x->fd = src->fd;
   *result = (struct extract_result) { 0 };
-  x->md = EVP_MD_CTX_new ();
-  if (x->md == NULL || EVP_DigestInit_ex (x->md, EVP_sha256 (), NULL) != 1)
-    die ("cannot initialise SHA-256");
+  sha256_init (&x->hash);
 
   struct archive *a = new_reader ();
   if (archive_read_open (a, x, NULL, read_and_hash, NULL) != ARCHIVE_OK)
@@ -531,14 +524,7 @@ extract_archive (int rootfd, struct source *src, const struct extract_opts *opts
     die ("%s: the archive is empty", x->desc);
 
   drain_and_hash (x);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int digest_len = 0;
-  if (EVP_DigestFinal_ex (x->md, digest, &digest_len) != 1 || digest_len * 2 != SHA256_HEX_LEN)
-    die ("cannot finish SHA-256");
-  EVP_MD_CTX_free (x->md);
-  x->md = NULL;
-  for (unsigned int i = 0; i < digest_len; i++)
-    snprintf (result->sha256 + 2 * i, 3, "%02x", digest[i]);
+  sha256_final (&x->hash, result->sha256);
   if (src->expected_sha256 != NULL && strcmp (src->expected_sha256, result->sha256) != 0)
     die ("%s: SHA-256 mismatch: expected %s, got %s", x->desc, src->expected_sha256,
          result->sha256);
