@@ -1,6 +1,7 @@
 /* Where a new devroot's bytes come from: an open fd, a description, an expected digest. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,12 +30,38 @@ source_open_file (struct source *src, const char *path)
   src->expected_sha256 = NULL;
 }
 
+/* The installed template: where configure's prefix put it, else beside the binary in the
+ * same layout (bin/../share/enter-devroot/templates), for an installation moved elsewhere
+ * or made with `make install prefix=...`. */
+static char *
+installed_template (void)
+{
+  char *path = xasprintf ("%s/%s", TEMPLATEDIR, DEFAULT_TEMPLATE_FILE);
+  if (access (path, F_OK) == 0)
+    return path;
+  char exe[PATH_MAX];
+  ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0)
+    return path;
+  exe[n] = '\0';
+  char *slash = strrchr (exe, '/');
+  if (slash == NULL)
+    return path;
+  *slash = '\0';
+  cleanup_free char *beside = xasprintf ("%s/../share/%s/templates/%s", exe, PACKAGE_TARNAME,
+                                         DEFAULT_TEMPLATE_FILE);
+  if (access (beside, F_OK) != 0)
+    return path;
+  free (path);
+  return steal_pointer (&beside);
+}
+
 void
 source_open_default_template (struct source *src)
 {
   const char *override = getenv ("ENTER_DEVROOT_DEFAULT_TEMPLATE");
   cleanup_free char *path = override != NULL && override[0] != '\0'
-    ? xstrdup (override) : xasprintf ("%s/%s", TEMPLATEDIR, DEFAULT_TEMPLATE_FILE);
+    ? xstrdup (override) : installed_template ();
   if (access (path, F_OK) < 0)
     die_with_error ("default template %s is missing (reinstall enter-devroot, or set "
                     "ENTER_DEVROOT_DEFAULT_TEMPLATE)", path);
