@@ -206,6 +206,40 @@ assert_no_link_to() {
 	assert_outside_unchanged
 }
 
+@test "hostile: a hardlink whose target path goes through a symlink to outside is refused" {
+	mktar "$W/h.tar" l s "$OUT" l sd "$OUT/dir" h link s/file h link2 sd/inner
+	create_hostile dev "$W/h.tar"
+	[[ $OUTCOME == refused ]] || assert_no_link_to "$OUT/file"
+	[[ $OUTCOME == refused ]] || assert_no_link_to "$OUT/dir/inner"
+}
+
+@test "hostile: a hardlink to a directory entry is refused or skipped" {
+	mktar "$W/h.tar" d dir f dir/x x h link dir
+	create_hostile dev "$W/h.tar"
+	if [[ $OUTCOME == extracted ]]; then
+		[[ ! -d $(root_of dev)/link ]] || [[ -L $(root_of dev)/link ]] || fail "link became a directory"
+	fi
+}
+
+@test "hostile: ../ in GNU long-name entries never writes outside the root" {
+	mktar --gnu "$W/h.tar" f ok fine f "$(up_to_slash)${OUT#/}/pwned" x 		l evil "$(up_to_slash)${OUT#/}" f evil/pwned2 x h hl "$(up_to_slash)${OUT#/}/file"
+	create_hostile dev "$W/h.tar"
+	[[ $OUTCOME == refused ]] || assert_no_link_to "$OUT/file"
+}
+
+@test "hostile: a zip archive with ../ and absolute names never writes outside the root" {
+	# libarchive reads zip too; the same rules must hold whatever the format.
+	mktar --zip "$W/h.zip" f ok fine f "$(up_to_slash)${OUT#/}/pwned" x f "$OUT/pwned-abs" x 		f "../../../../../../$ESCAPE_TAG" x
+	create_hostile dev "$W/h.zip"
+}
+
+@test "hostile: a very deep path fails cleanly or extracts, never crashes" {
+	local deep
+	deep=$(printf 'dddddddddddddddddddddddddddddddddddddddddddddddd/%.0s' {1..120})
+	mktar "$W/h.tar" f ok fine f "${deep}leaf" x
+	create_hostile dev "$W/h.tar"
+}
+
 @test "hostile: a hardlink to a symlink pointing outside never links or writes the outside file" {
 	mktar "$W/h.tar" l s "$OUT/file" h hl s H hl2 s overwritten
 	create_hostile dev "$W/h.tar"

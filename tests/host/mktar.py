@@ -5,7 +5,9 @@ The host tests use it to craft hostile archives that GNU tar refuses to make
 (names with "..", absolute names, a symlink named ".", hardlinks carrying data,
 device nodes made without privileges).
 
-usage: mktar.py OUT.tar ENTRY...
+usage: mktar.py [--gnu|--zip] OUT ENTRY...
+  --gnu             GNU format (long names in ././@LongLink entries), not pax
+  --zip             a zip file instead (only d and f entries)
   d NAME            directory
   f NAME DATA       regular file holding DATA
   l NAME TARGET     symlink
@@ -25,9 +27,16 @@ import tarfile
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
+    fmt = tarfile.PAX_FORMAT
+    if argv[1] == "--gnu":
+        fmt = tarfile.GNU_FORMAT
+        argv = argv[1:]
+    elif argv[1] == "--zip":
+        write_zip(argv[2], argv[3:])
+        return
     out, args = argv[1], argv[2:]
     mode, owner = None, 0
-    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as tar:
+    with tarfile.open(out, "w", format=fmt) as tar:
         i = 0
         while i < len(args):
             kind = args[i]
@@ -83,6 +92,22 @@ def main(argv):
                 tar.addfile(info, io.BytesIO(data))
             else:
                 tar.addfile(info)
+
+
+def write_zip(out, args):
+    """A zip holds names as given, "../" and leading "/" included."""
+    import zipfile
+    with zipfile.ZipFile(out, "w") as z:
+        i = 0
+        while i < len(args):
+            if args[i] == "d":
+                z.writestr(zipfile.ZipInfo(args[i + 1].rstrip("/") + "/"), b"")
+                i += 2
+            elif args[i] == "f":
+                z.writestr(zipfile.ZipInfo(args[i + 1]), args[i + 2].encode())
+                i += 3
+            else:
+                sys.exit("mktar.py: --zip: only d and f entries")
 
 
 if __name__ == "__main__":
