@@ -78,6 +78,20 @@ teardown() { edr_teardown; }
 	assert_shell_line '[]'
 }
 
+@test "enter: the root's /etc/passwd is read inside the root, never through a symlink to a host file" {
+	# A host file (outside the root) that would pick a marker shell if read.
+	mkdir -p "$W/hostetc"
+	passwd_entry /bin/marker-shell / > "$W/hostetc/passwd"
+	printf '#!/bin/sh\necho HOST-PASSWD-USED\nexec /bin/sh "$@"\n' > "$R/bin/marker-shell"
+	chmod 755 "$R/bin/marker-shell"
+	rm -f "$R/etc/passwd"
+	ln -s "$W/hostetc/passwd" "$R/etc/passwd"
+	run --separate-stderr bash -c 'echo "echo in" | "$EDR_BIN" enter dev'
+	assert_status 0
+	refute_output --partial HOST-PASSWD-USED
+	assert_shell_line in
+}
+
 @test "enter: a missing root is refused with 125 naming it" {
 	edr_run enter nosuch
 	assert_edr_error 125 nosuch

@@ -240,6 +240,31 @@ assert_no_link_to() {
 	create_hostile dev "$W/h.tar"
 }
 
+# create edits the new root's /etc/passwd, /etc/group and makes the user's home
+# (the default working directory); the archive decides what those paths are.
+
+@test "hostile: create's own edits do not follow an etc/passwd or etc/group symlink to outside" {
+	mktar "$W/h.tar" d etc l etc/passwd "$OUT/file" l etc/group "$OUT/dir/inner" d home
+	create_hostile dev "$W/h.tar"
+}
+
+@test "hostile: create's own edits do not follow an etc symlink to outside" {
+	echo 'root:x:0:0:root:/root:/bin/sh' > "$OUT/dir/passwd"
+	echo 'root:x:0:' > "$OUT/dir/group"
+	touch -d @1000000000 "$OUT/dir/passwd" "$OUT/dir/group" "$OUT/dir"
+	snapshot "$OUT" > "$T/outside.before"
+	mktar "$W/h.tar" l etc "$OUT/dir" d home
+	create_hostile dev "$W/h.tar"
+}
+
+@test "hostile: create's home directory for the user is not made through a home symlink to outside" {
+	mktar "$W/h.tar" d etc f etc/passwd 'root:x:0:0:root:/root:/bin/sh
+' f etc/group 'root:x:0:
+' l home "$OUT"
+	create_hostile dev "$W/h.tar"
+	[[ ! -e $OUT/$(id -un) ]] || fail "home created outside the root"
+}
+
 @test "hostile: a hardlink to a symlink pointing outside never links or writes the outside file" {
 	mktar "$W/h.tar" l s "$OUT/file" h hl s H hl2 s overwritten
 	create_hostile dev "$W/h.tar"
