@@ -39,6 +39,13 @@ fetch_is_url (const char *arg)
   return true;
 }
 
+/* Progress and notes go to a terminal only: a log or a CI job gets errors and nothing else. */
+static bool
+chatty (const struct fetch_opts *o)
+{
+  return !o->quiet && isatty (STDERR_FILENO);
+}
+
 struct loaded_catalog
 {
   char *index_url;
@@ -79,7 +86,7 @@ find_entry (const struct loaded_catalog *lc, const char *name)
 {
   const struct catalog_entry *e = catalog_find (&lc->cat, name);
   if (e == NULL)
-    die ("no template named '%s' in catalogue %s (see '%s templates')", name, lc->index_url,
+    die ("template '%s': not in catalogue %s (see '%s templates')", name, lc->index_url,
          PROGRAM_NAME);
   return e;
 }
@@ -104,7 +111,7 @@ fetch_to_cache (const char *url, const char *expected, uint64_t max_size, const 
 
   /* Held until the file is in the cache: a concurrent fetch of the same file waits here,
    * then finds it cached instead of downloading it again. */
-  cleanup_fd int lockfd = cache_lock (&c, key, o->quiet);
+  cleanup_fd int lockfd = cache_lock (&c, key, !chatty (o));
   *downloaded = false;
   if (expected != NULL)
     {
@@ -120,7 +127,7 @@ fetch_to_cache (const char *url, const char *expected, uint64_t max_size, const 
   cleanup_fd int dirfd = open (c.partial, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (dirfd < 0)
     die_with_error ("cannot open %s", c.partial);
-  struct download_opts d = { .cacert = o->cacert, .quiet = o->quiet, .max_size = max_size,
+  struct download_opts d = { .cacert = o->cacert, .quiet = !chatty (o), .max_size = max_size,
                              .label = label };
   cleanup_fd int fd = download_file (url, dirfd, key, &d, hex);
   if (expected != NULL && strcmp (hex, expected) != 0)
@@ -235,7 +242,7 @@ fetch_template (const char *name, const struct fetch_opts *o)
   struct cache c;
   cleanup_free char *home = config_xdg_dir ("XDG_CACHE_HOME", ".cache");
   cache_init (&c, home);
-  if (!o->quiet)
+  if (chatty (o))
     fprintf (stderr, "%s: %s %s (sha256 %s)\n", PROGRAM_NAME, name,
              downloaded ? "downloaded and verified" : "already cached and verified", hex);
   printf ("%s/%s\n", c.sha256, hex);

@@ -2,6 +2,7 @@
  * This file only dispatches; each subcommand lives in the file named for its concern. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "doctor.h"
@@ -9,9 +10,23 @@
 #include "extract.h"
 #include "fetch.h"
 #include "name.h"
+#include "paths.h"
 #include "source.h"
 #include "store.h"
 #include "util.h"
+
+/* Spare a download that could only end in "already exists"; store_create checks again
+ * under its lock, so this is an early answer, not the decision. */
+static void
+refuse_existing_root (const char *name)
+{
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_free char *root = paths_root (&p, name);
+  store_paths_clear (&p);
+  if (access (root, F_OK) == 0)
+    die ("cannot create '%s': it already exists (%s)", name, root);
+}
 
 static void
 create (const struct cli *cli)
@@ -19,6 +34,8 @@ create (const struct cli *cli)
   struct source src = { .fd = -1 };
   struct fetch_opts fo = { .index = cli->index, .cacert = cli->cacert, .quiet = cli->quiet };
   name_check (cli->name); /* before any download, not after */
+  if (cli->template_name != NULL || (cli->from != NULL && fetch_is_url (cli->from)))
+    refuse_existing_root (cli->name);
   if (cli->template_name != NULL)
     source_open_template (&src, cli->template_name, &fo);
   else if (cli->from != NULL && fetch_is_url (cli->from))

@@ -8,12 +8,13 @@ Serves DIRECTORY with a strong ETag and Last-Modified, single byte ranges (Range
 or N-M) and If-Range (a validator that does not match gets the whole file with 200).
 Every request is logged as one line: METHOD PATH range=... if-range=... status=N sent=N.
 
-Hostile behaviours are chosen by leading path segments starting with '@', e.g.
-/@drop=1000/@norange/t.tar.gz:
+Hostile behaviours are chosen by path segments starting with '@' (anywhere in the path;
+they are removed before the file is looked up), e.g. /@drop=1000/@norange/t.tar.gz:
   @drop=N          send the headers of the whole body, then close after N body bytes
                    (only for requests without Range, so a resumed request completes)
   @norange         ignore Range and If-Range: always 200 with the whole file
   @slow            send the headers, then one body byte per second (slow loris)
+  @rate=N          send the body at about N bytes per second (to watch or interrupt it)
   @stall           accept the request and never answer
   @endless         200 without Content-Length and a body that never ends
   @oversize=N      the file followed by N extra bytes (Content-Length says so)
@@ -57,11 +58,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.handle_get(head=False)
 
     def handle_get(self, head):
-        parts = urllib.parse.urlsplit(self.path).path.split("/")[1:]
         modes = {}
-        while parts and parts[0].startswith("@"):
-            key, _, value = parts.pop(0)[1:].partition("=")
-            modes[key] = urllib.parse.unquote(value)
+        parts = []
+        for part in urllib.parse.urlsplit(self.path).path.split("/")[1:]:
+            if part.startswith("@"):
+                key, _, value = part[1:].partition("=")
+                modes[key] = urllib.parse.unquote(value)
+            else:
+                parts.append(part)
         rel = "/".join(parts)
         try:
             self.serve(rel, modes, head)
@@ -144,6 +148,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     self.wfile.flush()
                     sent += 1
                     time.sleep(1)
+            finally:
+                self.log_line(status, sent)
+            return
+        if "rate" in modes:
+            step = max(1, int(modes["rate"]) // 10)
+            try:
+                for i in range(0, len(body), step):
+                    self.wfile.write(body[i:i + step])
+                    self.wfile.flush()
+                    sent += len(body[i:i + step])
+                    time.sleep(0.1)
             finally:
                 self.log_line(status, sent)
             return

@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# `templates`, catalogue parsing errors and which catalogue is used.
+
+load common
+setup_file() { fetch_setup_file; }
+teardown_file() { fetch_teardown_file; }
+setup() { fetch_setup; }
+teardown() { fetch_teardown; }
+
+@test "templates lists name, size, cached state and description as a table" {
+	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE" "the small one" \
+		other https://example.invalid/o.tar.zst "$(printf '%064d' 0)" 2048 "another one"
+	edr_run templates --index "$HTTP/$D/index"
+	assert_status 0
+	assert_line --index 0 --regexp '^NAME +SIZE +CACHED +DESCRIPTION$'
+	assert_line --regexp '^t +[0-9.]+ (KiB|MiB) +no +the small one$'
+	assert_line --regexp '^other +2\.0 KiB +no +another one$'
+	[[ ${#lines[@]} -eq 3 ]]
+}
+
+@test "templates --json is one JSON document with resolved URLs" {
+	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE" "the small one"
+	edr_run templates --index "$HTTP/$D/index" --json
+	assert_status 0
+	run python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+assert len(d) == 1, d
+e = d[0]
+print(e["name"], e["url"], e["sha256"], e["size_bytes"], e["cached"], e["description"])' <<< "$output"
+	assert_success
+	assert_output "t $HTTP/t.tar.gz $TSHA $TSIZE False the small one"
+}
+
+@test "templates shows a fetched template as cached" {
+	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE"
+	edr fetch t --index "$HTTP/$D/index" --quiet
+	edr_run templates --index "$HTTP/$D/index"
+	assert_line --regexp '^t +.* yes +'
+}
+
+@test "a catalogue with a malformed line is refused, naming the line" {
+	printf '# ok\n[t]\nurl = t.tar.gz\nthis is not a key value line\n' > "$WWW/$D/index"
+	edr_run templates --index "$HTTP/$D/index"
+	assert_edr_error "$EDR_TOOL_EXIT" "$HTTP/$D/index" "line 4" "malformed line"
+}
+
+@test "a template without sha256 is refused, naming its line" {
+	printf '\n\n[t]\nurl = t.tar.gz\nsize = 10\n' > "$WWW/$D/index"
+	edr_run templates --index "$HTTP/$D/index"
+	assert_edr_error "$EDR_TOOL_EXIT" "line 3" "no sha256"
+}
+
+@test "a duplicate template name is refused, naming both lines" {
+	index "$WWW/$D/index" t a "$TSHA" 1 x t b "$TSHA" 1 y
+	edr_run templates --index "$HTTP/$D/index"
+	assert_edr_error "$EDR_TOOL_EXIT" "line 9" "duplicate template 't'" "first defined on line 3"
+}
+
+@test "a bad digest in the catalogue is refused" {
+	index "$WWW/$D/index" t a "${TSHA^^}" 1
+	edr_run templates --index "$HTTP/$D/index"
+	assert_edr_error "$EDR_TOOL_EXIT" "line 5" "bad sha256"
+}
+
+@test "unknown keys in the catalogue are ignored" {
+	printf '[t]\nurl = ../t.tar.gz\nsha256 = %s\narch = amd64\nsize = %s\n' "$TSHA" "$TSIZE" > "$WWW/$D/index"
+	edr_run templates --index "$HTTP/$D/index"
+	assert_status 0
+	assert_line --regexp '^t +'
+}
+
+@test "an unreachable catalogue (404) fails naming its URL" {
+	edr_run templates --index "$HTTP/$D/missing-index"
+	assert_edr_error "$EDR_TOOL_EXIT" "$HTTP/$D/missing-index" "404"
+}
+
+@test "a template not in the catalogue is refused by fetch and create" {
+	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE"
+	edr_run fetch nope --index "$HTTP/$D/index"
+	assert_edr_error "$EDR_TOOL_EXIT" "template 'nope': not in catalogue"
+	edr_run create r --template nope --index "$HTTP/$D/index"
+	assert_edr_error "$EDR_TOOL_EXIT" "template 'nope': not in catalogue"
+	assert_no_root r
+}
+
+@test "without any catalogue configured, templates says how to configure one" {
+	edr_run templates
+	# A build configured --with-default-index has one; then this case cannot happen.
+	if [[ $status -eq 0 ]]; then skip "this build has a default catalogue"; fi
+	assert_edr_error "$EDR_TOOL_EXIT" "no template catalogue configured" "--index" "ENTER_DEVROOT_INDEX"
+}
+
+@test "index precedence: config file < ENTER_DEVROOT_INDEX < --index" {
+	for w in conf env opt; do
+		index "$WWW/$D/$w" "from-$w" ../t.tar.gz "$TSHA" "$TSIZE"
+	done
+	mkdir -p "$XDG_CONFIG_HOME/enter-devroot"
+	printf '# mine\nindex = %s\n' "$HTTP/$D/conf" > "$XDG_CONFIG_HOME/enter-devroot/config"
+
+	edr_run templates
+	assert_line --regexp '^from-conf '
+	ENTER_DEVROOT_INDEX=$HTTP/$D/env edr_run templates
+	assert_line --regexp '^from-env '
+	ENTER_DEVROOT_INDEX=$HTTP/$D/env edr_run templates --index "$HTTP/$D/opt"
+	assert_line --regexp '^from-opt '
+	refute_line --regexp '^from-(env|conf) '
+}
+
+@test "a malformed config file is refused, naming it and the line" {
+	mkdir -p "$XDG_CONFIG_HOME/enter-devroot"
+	printf '\nindex\n' > "$XDG_CONFIG_HOME/enter-devroot/config"
+	edr_run templates
+	assert_edr_error "$EDR_TOOL_EXIT" "$XDG_CONFIG_HOME/enter-devroot/config" "line 2"
+}
+
+@test "a file:// catalogue with relative template URLs works" {
+	cp "$WWW/t.tar.gz" "$T/t.tar.gz"
+	index "$T/index" t t.tar.gz "$TSHA" "$TSIZE"
+	edr_run create r --template t --index "file://$T/index" --quiet
+	assert_status 0
+	[[ -d $(root_of r)/bin ]]
+	edr_run list --json
+	assert_output --partial "template t (file://$T/t.tar.gz)"
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# Servers that fail, lie or attack: HTTP errors, redirects, oversize and slow bodies.
+
+load common
+setup_file() { fetch_setup_file; }
+teardown_file() { fetch_teardown_file; }
+setup() { fetch_setup; }
+teardown() { fetch_teardown; }
+
+# create_from_index URL_OF_TEMPLATE [SIZE]: a catalogue with one template t at that URL.
+catalogue_for() {
+	index "$WWW/$D/index" t "$1" "$TSHA" "${2:-$TSIZE}"
+	IDX=$HTTP/$D/index
+}
+
+@test "a 404 fails naming the URL, leaving nothing" {
+	catalogue_for ../nope.tar.gz
+	edr_run create r --template t --index "$IDX"
+	assert_edr_error "$EDR_TOOL_EXIT" "$HTTP/nope.tar.gz" "404"
+	assert_no_root r
+	assert_no_partials
+}
+
+@test "a 500 fails naming the URL, leaving nothing" {
+	catalogue_for ../@status=500/t.tar.gz
+	edr_run fetch t --index "$IDX"
+	assert_edr_error "$EDR_TOOL_EXIT" "500"
+	assert_no_partials
+	[[ $(cached_count) -eq 0 ]]
+}
+
+@test "a redirect to file:// is refused" {
+	echo "secret" > "$T/secret.tar"
+	catalogue_for "../@redirect=file%3A%2F%2F${T//\//%2F}%2Fsecret.tar/x"
+	edr_run create r --template t --index "$IDX"
+	assert_status "$EDR_TOOL_EXIT"
+	assert_stderr_has "cannot download" "file"
+	assert_no_root r
+	assert_no_partials
+	[[ $(cached_count) -eq 0 ]]
+}
+
+@test "a redirect to http is followed" {
+	catalogue_for "../@redirect=%2Ft.tar.gz/x"
+	edr_run create r --template t --index "$IDX" --quiet
+	assert_status 0
+	http_log | grep -q ' status=302 ' || fail "no redirect seen: $(http_log)"
+	[[ $(http_count /t.tar.gz) -eq 1 ]]
+}
+
+@test "a redirect from https to http is followed (the digest still decides)" {
+	index "$WWW/$D/index" t "$HTTPS/@redirect=$(printf %s "$HTTP/t.tar.gz" | sed 's/:/%3A/g; s,/,%2F,g')/x" "$TSHA" "$TSIZE"
+	edr_run fetch t --index "$HTTP/$D/index" --cacert "$CA" --quiet
+	assert_status 0
+	assert_cached "$TSHA"
+}
+
+@test "a body larger than the catalogue's size is refused" {
+	catalogue_for ../@oversize=100000/t.tar.gz
+	edr_run create r --template t --index "$IDX"
+	assert_edr_error "$EDR_TOOL_EXIT" "larger than the expected $TSIZE bytes"
+	assert_no_root r
+	assert_no_partials
+}
+
+@test "an endless body is cut at the catalogue's size" {
+	catalogue_for ../@endless/t.tar.gz
+	edr_run fetch t --index "$IDX"
+	assert_edr_error "$EDR_TOOL_EXIT" "larger than the expected $TSIZE bytes"
+	assert_no_partials
+}
+
+@test "a slow-loris body is aborted by the low-speed limit" {
+	catalogue_for ../@slow/t.tar.gz
+	SECONDS=0
+	ENTER_DEVROOT_LOW_SPEED_TIME=2 edr_run create r --template t --index "$IDX"
+	assert_edr_error "$EDR_TOOL_EXIT" "$HTTP/@slow/t.tar.gz"
+	assert_stderr_has "too slow"
+	[[ $SECONDS -lt 20 ]] || fail "took ${SECONDS}s"
+	assert_no_root r
+}
+
+@test "a server that never answers is aborted by the low-speed limit" {
+	catalogue_for ../@stall/t.tar.gz
+	SECONDS=0
+	ENTER_DEVROOT_LOW_SPEED_TIME=2 edr_run fetch t --index "$IDX"
+	assert_edr_error "$EDR_TOOL_EXIT" "too slow"
+	[[ $SECONDS -lt 20 ]] || fail "took ${SECONDS}s"
+	assert_no_partials
+}
+
+@test "a refused connection fails quickly, naming the URL" {
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	edr_run templates --index "http://127.0.0.1:$port/index"
+	assert_edr_error "$EDR_TOOL_EXIT" "http://127.0.0.1:$port/index"
+}
+
+@test "schemes other than http, https and file are refused" {
+	edr_run templates --index "ftp://127.0.0.1:$HTTP_PORT/index"
+	assert_edr_error "$EDR_TOOL_EXIT" "ftp://127.0.0.1:$HTTP_PORT/index"
+	edr_run create r --from "gopher://127.0.0.1:$HTTP_PORT/x" --sha256 "$TSHA"
+	assert_edr_error "$EDR_TOOL_EXIT" "gopher://"
+	assert_no_root r
+}
+
+@test "a non-archive with the right digest is refused by the unpacker, leaving nothing" {
+	head -c 5000 /dev/urandom > "$WWW/$D/junk.tar.gz"
+	sha=$(sha256sum "$WWW/$D/junk.tar.gz" | cut -d' ' -f1)
+	index "$WWW/$D/index" j junk.tar.gz "$sha" 5000
+	edr_run create r --template j --index "$HTTP/$D/index" --quiet
+	assert_status "$EDR_TOOL_EXIT"
+	assert_no_root r
+	assert_cached "$sha"
+}
