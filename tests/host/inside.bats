@@ -82,7 +82,15 @@ teardown() { edr_teardown; }
 	assert_output ''
 }
 
-@test "inside: a leaked directory fd cannot be used to reach the host (runc CVE-2024-21626 shape)" {
+@test "inside: a directory fd opened by the caller cannot be used to climb out (runc CVE-2024-21626 shape)" {
+	install_probe dev
+	[[ ! -e $R$T ]]
+	run --separate-stderr bash -c 'exec 7</ 8<"$1" 9<"$HOME"; exec "$EDR_BIN" run dev -- /edr-probe escape-fd "$1"' _ "$T"
+	assert_status 0
+	assert_output contained
+}
+
+@test "inside: /proc/self/fd of a caller's directory fd does not lead to the host" {
 	run --separate-stderr bash -c 'exec 7</; exec "$EDR_BIN" run dev -- sh -c "ls /proc/self/fd/7/ 2>/dev/null; cd /proc/self/fd/7 2>/dev/null && ls; true"'
 	assert_status 0
 	refute_output --regexp '(^|[[:space:]])(boot|work|srv)($|[[:space:]])'

@@ -8,8 +8,13 @@
  *   edr-probe cwd     print getcwd()
  *   edr-probe ids     print "ruid euid rgid egid"
  *   edr-probe caps    print the effective capability set in hex
- *   edr-probe escape  try the classic chroot escape (mkdir, chroot, chdir ..),
- *                     print "escaped" or "contained: <why>"
+ *   edr-probe escape PATH     try the classic chroot escape (mkdir, chroot,
+ *                             chdir ..); print "escaped" when PATH, a host-only
+ *                             path, is then visible, else "contained: <why>"
+ *   edr-probe escape-fd PATH  for every inherited directory fd: fchdir to it,
+ *                             climb, and look for PATH (Jann Horn's objection,
+ *                             runc CVE-2024-21626); print "escaped via fd N" or
+ *                             "contained"
  */
 #include <errno.h>
 #include <limits.h>
@@ -77,12 +82,36 @@ static int probe_escape(const char *host_only_path)
 	return 0;
 }
 
+static int probe_escape_fd(const char *host_only_path)
+{
+	struct stat st;
+
+	for (int fd = 3; fd < MAX_FD_PROBED; fd++) {
+		if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (fchdir(fd) != 0)
+			continue;
+		for (int i = 0; i < ESCAPE_DEPTH; i++)
+			if (chdir("..") != 0)
+				break;
+		char rel[PATH_MAX];
+		/* host_only_path is absolute; from the real / it is reachable relatively. */
+		snprintf(rel, sizeof rel, ".%s", host_only_path);
+		if (access(rel, F_OK) == 0) {
+			printf("escaped via fd %d\n", fd);
+			return 0;
+		}
+	}
+	printf("contained\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char buf[PATH_MAX];
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: edr-probe nnp|fds|cwd|ids|caps|escape [PATH]\n");
+		fprintf(stderr, "usage: edr-probe nnp|fds|cwd|ids|caps|escape PATH|escape-fd PATH\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "nnp") == 0) {
@@ -107,6 +136,8 @@ int main(int argc, char **argv)
 		return probe_caps();
 	if (strcmp(argv[1], "escape") == 0)
 		return probe_escape(argc > 2 ? argv[2] : NULL);
+	if (strcmp(argv[1], "escape-fd") == 0 && argc > 2)
+		return probe_escape_fd(argv[2]);
 	fprintf(stderr, "edr-probe: %s: unknown probe\n", argv[1]);
 	return 2;
 }
