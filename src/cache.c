@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cache.h"
-#include "config.h"
+#include "userconfig.h"
 #include "digest.h"
 #include "meta.h"
 #include "util.h"

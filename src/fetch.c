@@ -16,7 +16,7 @@
 
 #include "cache.h"
 #include "catalog.h"
-#include "config.h"
+#include "userconfig.h"
 #include "digest.h"
 #include "download.h"
 #include "fetch.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "userconfig.h"
 #include "util.h"
 
 #define CONFIG_MAX_BYTES (64 * 1024)
