@@ -56,5 +56,6 @@ mmdebstrap --mode=root --variant=minbase --format=tar \
 	--customize-hook="sh '$here/tailor.sh' \"\$1\"" \
 	"$suite" "$tmp.tar" "$mirror"
 zstd -q -"${ZSTD_LEVEL:-19}" -T0 --rm -o "$tmp" "$tmp.tar"
+chmod 0644 "$tmp" # published as is by a web server
 mv -f "$tmp" "$out"
 trap - EXIT INT TERM
