@@ -31,13 +31,13 @@ summarize() {
 	assert_line --index -1 '1 passed, 1 failed, 0 skipped'
 }
 
-@test "tap-summary: ok # skip counts as skipped, in any case" {
+@test "tap-summary: ok with a SKIP directive counts as skipped, in any case" {
 	summarize $'1..3\nok 1 a # skip no root\nok 2 b # SKIP\nok 3 c #Skip\n'
 	assert_success
 	assert_line --index -1 '0 passed, 0 failed, 3 skipped'
 }
 
-@test "tap-summary: not ok # TODO counts as skipped, not failed" {
+@test "tap-summary: not ok with a TODO directive counts as skipped, not failed" {
 	summarize $'1..2\nnot ok 1 a # TODO later\nok 2 b\n'
 	assert_success
 	assert_line --index -1 '1 passed, 0 failed, 1 skipped'
