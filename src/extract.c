@@ -158,7 +158,7 @@ drain_and_hash (struct extractor *x)
       if (n < 0)
         die_with_error ("%s: read error", x->desc);
       if (n == 0)
-        return;
+        break;
       sha256_update (&x->hash, x->buf, (size_t) n);
       const char *why;
       if (gzcheck_update (x->gz, x->buf, (size_t) n, &why) < 0)
