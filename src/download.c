@@ -280,10 +280,17 @@ new_handle (const char *url, const struct download_opts *o, char errbuf[CURL_ERR
   return h;
 }
 
-static const char *
+/* libcurl's message, plus what to do about it when that is not obvious. */
+static char *
 error_text (CURLcode rc, const char *errbuf)
 {
-  return errbuf[0] != '\0' ? errbuf : curl_easy_strerror (rc);
+  const char *msg = errbuf[0] != '\0' ? errbuf : curl_easy_strerror (rc);
+  const char *hint = "";
+  if (rc == CURLE_UNSUPPORTED_PROTOCOL)
+    hint = " (only https, http and file URLs are fetched, and redirects only to https and http)";
+  else if (rc == CURLE_PEER_FAILED_VERIFICATION)
+    hint = " (for a private CA, pass --cacert FILE or set CURL_CA_BUNDLE)";
+  return xasprintf ("%s%s", msg, hint);
 }
 
 /* ---- Into memory (the catalogue). */
@@ -322,7 +329,10 @@ download_to_memory (const char *url, size_t max, const struct download_opts *o, 
   if (m.too_big)
     die ("cannot download %s: larger than %zu bytes", url, max);
   if (rc != CURLE_OK)
-    die ("cannot download %s: %s", url, error_text (rc, errbuf));
+    {
+      cleanup_free char *why = error_text (rc, errbuf);
+      die ("cannot download %s: %s", url, why);
+    }
   *len_out = m.sb.len;
   return strbuf_steal (&m.sb);
 }
@@ -604,7 +614,8 @@ download_file (const char *url, int dirfd, const char *name, const struct downlo
                        && rc != CURLE_HTTP_RETURNED_ERROR;
       if (!resumable)
         download_discard (dirfd, name);
-      die ("cannot download %s: %s%s", url, error_text (rc, errbuf),
+      cleanup_free char *why = error_text (rc, errbuf);
+      die ("cannot download %s: %s%s", url, why,
            resumable ? " (partial download kept; run the command again to resume)" : "");
     }
   if (fsync (fd) < 0)
