@@ -14,7 +14,7 @@ _enter_devroot()
 		words=("${COMP_WORDS[@]}")
 		cword=$COMP_CWORD
 	}
-	local subcommands="create enter run list path remove doctor help"
+	local subcommands="create enter run list path remove templates fetch cache doctor help"
 
 	if [[ $cword -eq 1 ]]; then
 		COMPREPLY=($(compgen -W "$subcommands --help --version" -- "$cur"))
@@ -33,14 +33,19 @@ _enter_devroot()
 	fi
 
 	case $prev in
-	--from) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
-	--workdir|--template|--sha256|--env) return ;;
+	--from|--cacert) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
+	--workdir|--template|--sha256|--env|--index) return ;;
 	--mode) COMPREPLY=($(compgen -W "auto chroot userns" -- "$cur")); return ;;
 	esac
 
 	local opts=""
 	case $sub in
-	create) opts="--from --template --sha256 --help" ;;
+	create) opts="--from --template --sha256 --no-verify --index --cacert --quiet --help" ;;
+	templates) opts="--index --json --cacert --help" ;;
+	fetch) opts="--index --cacert --quiet --help" ;;
+	cache)
+		[[ $cword -eq 2 ]] && { COMPREPLY=($(compgen -W "list clean" -- "$cur")); return; }
+		opts="--json --quiet --help" ;;
 	enter|run) opts="--workdir --env --clear-env --mode --help" ;;
 	list) opts="--json --help" ;;
 	path|remove|doctor) opts="--help" ;;
