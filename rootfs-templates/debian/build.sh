@@ -38,14 +38,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$out.tmp.$$
 trap 'rm -f "$tmp" "$tmp.tar"' EXIT INT TERM
 
-# --skip=output/mknod: no device nodes in the tarball (an unprivileged user cannot create
-# them; enter-devroot would skip them with a warning). /dev keeps its directory and its
+# Device nodes cannot be created unprivileged (enter-devroot would skip them with a
+# warning), so they are deleted from the tarball below; /dev keeps its directory and its
 # symlinks (fd, stdin, stdout, stderr -> /proc/self/fd/...), which work wherever /proc is.
+# (--skip=output/dev would drop /dev altogether, and output/mknod does not apply to tar.)
 # The dpkg path-excludes keep documentation out of this and every later install (copyright
 # files stay, as Debian policy wants). tailor.sh adapts the root to life without privileges.
 export EDR_TEMPLATE_NAME="$variant"
 mmdebstrap --mode=root --variant=minbase --format=tar \
-	--skip=output/mknod \
 	${include:+--include="$include"} \
 	--dpkgopt='path-exclude=/usr/share/man/*' \
 	--dpkgopt='path-exclude=/usr/share/info/*' \
@@ -55,6 +55,8 @@ mmdebstrap --mode=root --variant=minbase --format=tar \
 	--dpkgopt='path-include=/usr/share/locale/locale.alias' \
 	--customize-hook="sh '$here/tailor.sh' \"\$1\"" \
 	"$suite" "$tmp.tar" "$mirror"
+nodes=$(tar -tvf "$tmp.tar" ./dev | awk '$1 ~ /^[bcps]/ { print $NF }')
+[ -z "$nodes" ] || tar --delete -f "$tmp.tar" $nodes
 zstd -q -"${ZSTD_LEVEL:-19}" -T0 --rm -o "$tmp" "$tmp.tar"
 chmod 0644 "$tmp" # published as is by a web server
 mv -f "$tmp" "$out"
