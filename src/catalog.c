@@ -32,7 +32,9 @@ fail (struct parser *p, unsigned line, const char *format, ...)
   if (vasprintf (&why, format, args) < 0)
     die ("out of memory");
   va_end (args);
-  p->error = xasprintf ("line %u: %s", line, why);
+  /* Messages quote catalogue text: keep escape sequences off the user's terminal. */
+  cleanup_free char *safe = printable_copy (why);
+  p->error = xasprintf ("line %u: %s", line, safe);
   return -1;
 }
 
@@ -249,6 +251,16 @@ catalog_clear (struct catalog *cat)
     }
   free (cat->entries);
   *cat = (struct catalog) { 0 };
+}
+
+char *
+printable_copy (const char *s)
+{
+  char *copy = xstrdup (s);
+  for (char *p = copy; *p != '\0'; p++)
+    if ((unsigned char) *p < 0x20 || (unsigned char) *p > 0x7e)
+      *p = '?';
+  return copy;
 }
 
 const struct catalog_entry *

@@ -43,6 +43,10 @@ int catalog_parse (const char *text, size_t len, struct catalog *out, char **err
 void catalog_clear (struct catalog *cat);
 const struct catalog_entry *catalog_find (const struct catalog *cat, const char *name);
 
+/* A copy of S safe to print on a terminal: bytes outside printable ASCII become '?'
+ * (a catalogue is untrusted input, and a description could carry escape sequences). */
+char *printable_copy (const char *s);
+
 /* Resolve REF (absolute, or relative to BASE) with libcurl's URL API. 0 and a malloc'd
  * *out; -1 and a malloc'd *error. */
 int url_resolve (const char *base, const char *ref, char **out, char **error);

@@ -379,6 +379,17 @@ header_value (const char *line, size_t len, const char *name)
   return s;
 }
 
+/* A validator goes back to the server in an If-Range header and into the validators
+ * file, one per line: printable ASCII only, or it is not kept (no resume then). */
+static bool
+is_header_safe (const char *v)
+{
+  for (const char *p = v; *p != '\0'; p++)
+    if ((unsigned char) *p < 0x20 || (unsigned char) *p > 0x7e)
+      return false;
+  return v[0] != '\0';
+}
+
 static size_t
 header_cb (char *line, size_t size, size_t nmemb, void *data)
 {
@@ -395,7 +406,7 @@ header_cb (char *line, size_t size, size_t nmemb, void *data)
       free (t->seen.etag);
       t->seen.etag = NULL;
       if (strncmp (v, "W/", 2) != 0 && v[0] == '"' && v[strlen (v) - 1] == '"' && strlen (v) >= 2
-          && strchr (v, '\n') == NULL)
+          && is_header_safe (v))
         t->seen.etag = v;
       else
         free (v);
@@ -403,7 +414,7 @@ header_cb (char *line, size_t size, size_t nmemb, void *data)
   else if ((v = header_value (line, len, "Last-Modified")) != NULL)
     {
       free (t->seen.last_modified);
-      t->seen.last_modified = v;
+      t->seen.last_modified = is_header_safe (v) ? v : (free (v), NULL);
     }
   else if ((v = header_value (line, len, "Content-Range")) != NULL)
     {

@@ -206,8 +206,9 @@ fetch_list_templates (const struct fetch_opts *o, bool json)
       else
         {
           cleanup_free char *size = e->has_size ? human_size (e->size) : xstrdup ("?");
+          cleanup_free char *description = printable_copy (e->description);
           strbuf_appendf (&sb, "%-24s %10s  %-6s  %s\n", e->name, size, cached ? "yes" : "no",
-                          e->description);
+                          description);
         }
     }
   if (json)

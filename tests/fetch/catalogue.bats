@@ -18,6 +18,14 @@ teardown() { fetch_teardown; }
 	[[ ${#lines[@]} -eq 3 ]]
 }
 
+@test "a description with terminal escape sequences is printed defanged" {
+	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE" $'evil \e]0;pwned\a \e[2J'
+	edr_run templates --index "$HTTP/$D/index"
+	assert_status 0
+	assert_line --regexp '^t +.* evil \?\]0;pwned\? \?\[2J$'
+	[[ $output != *$'\e'* ]] || fail "an escape character reached the terminal"
+}
+
 @test "templates --json is one JSON document with resolved URLs" {
 	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE" "the small one"
 	edr_run templates --index "$HTTP/$D/index" --json

@@ -192,6 +192,21 @@ refuses_nul_bytes (void **state)
 }
 
 static void
+error_messages_never_echo_control_characters (void **state)
+{
+  assert_refused ("[a]\nurl = a\nsha256 = \033[2J" HEX_A "\n", 3, "bad sha256 '?[2J");
+  assert_null (strchr (error, '\033'));
+}
+
+static void
+printable_copy_replaces_everything_but_printable_ascii (void **state)
+{
+  char *s = printable_copy ("ok \033]0;title\007 caf\xc3\xa9\t!");
+  assert_string_equal (s, "ok ?]0;title? caf???!");
+  free (s);
+}
+
+static void
 resolves_relative_urls_against_the_catalogue (void **state)
 {
   static const struct { const char *base, *ref, *want; } cases[] = {
@@ -269,6 +284,8 @@ main (void)
     cmocka_unit_test_teardown (refuses_a_key_given_twice, reset),
     cmocka_unit_test_teardown (refuses_malformed_lines, reset),
     cmocka_unit_test_teardown (refuses_nul_bytes, reset),
+    cmocka_unit_test_teardown (error_messages_never_echo_control_characters, reset),
+    cmocka_unit_test (printable_copy_replaces_everything_but_printable_ascii),
     cmocka_unit_test (resolves_relative_urls_against_the_catalogue),
     cmocka_unit_test (refuses_an_invalid_base_url),
     cmocka_unit_test (index_precedence_is_option_env_file_built_in),
