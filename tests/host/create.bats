@@ -283,8 +283,8 @@ sys.stdout.write("".join(r.choice("abcdefghijklmnopqrstuvwxyz0123456789 \n") for
 serve_dir() {
 	python3 -u -m http.server --bind 127.0.0.1 --directory "$1" 0 > "$T/server.log" 2>&1 3>&- &
 	server_pid=$!
-	local i port=
-	for i in $(seq 50); do
+	local port=
+	for _ in $(seq 50); do
 		port=$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$T/server.log" | head -1)
 		[[ -z $port ]] || break
 		sleep 0.1
