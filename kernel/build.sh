@@ -23,6 +23,11 @@
 #              ENTER_DEVROOT_KERNEL_JOBS (make -j, default 2),
 #              ENTER_DEVROOT_KERNEL_KEEP (finished builds kept, default 3).
 # Exit status: 0 on success, 1 on any failure (one line on stderr says why).
+# `$(SHELL) kernel/build.sh` from make runs /bin/sh: switch to bash.
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
+# The braces make bash read the whole script before running it, so editing
+# this file during a build cannot derail the build.
+{
 set -euo pipefail
 
 KDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -259,3 +264,5 @@ prune
 
 echo "kernel: done in $SECONDS s" >&2
 echo "$OUT/bzImage"
+exit 0
+}
