@@ -86,6 +86,14 @@ archive_path_normalize (const char *in, char **out, bool *was_absolute, const ch
         }
       p += len;
     }
+  /* Nothing could use a longer path inside the root, and it bounds the tree's depth (and
+   * so the cost of walking it and the fds remove needs). */
+  if (sb.len >= PATH_MAX - 1)
+    {
+      free (sb.str);
+      *why = "the path is longer than PATH_MAX";
+      return -1;
+    }
   *out = strbuf_steal (&sb);
   return 0;
 }
@@ -100,6 +108,16 @@ struct dir_fixup
   size_t seq;
 };
 
+/* The directory the last walk ended in: most entries share their parent (or a prefix of it)
+ * with the entry before, so walks start there instead of at the root. Sound because a
+ * directory, once reached without following symlinks, is never renamed or removed during
+ * the extraction (a non-directory can never replace one), so its fd still names REL. */
+struct dir_cache
+{
+  char *path; /* relative to the root; "" is the root */
+  int fd;
+};
+
 struct extractor
 {
   int rootfd;
@@ -111,6 +129,7 @@ struct extractor
   bool warned_absolute;
   /* reading */
   int fd;
+  struct dir_cache cache;
   struct sha256 hash;
   struct gzcheck *gz;      /* NULL unless the input is gzip */
   bool started;
@@ -183,19 +202,53 @@ refuse (struct extractor *x, const char *entry, const char *format, ...)
   die ("%s: refusing entry '%s': %s", x->desc, entry, why);
 }
 
-/* Open the directory holding REL's last component, walking from the root one component at
- * a time without following symlinks, creating missing directories when CREATE. Returns the
- * fd and points *leaf at the last component inside *copy (caller frees *copy), or -1 with
- * errno and *bad naming the component that failed. */
+/* Open the directory holding REL's last component, walking from the root (or from CACHE
+ * when it holds a prefix) one component at a time without following symlinks, creating
+ * missing directories when CREATE. Returns the fd and points *leaf at the last component
+ * inside *copy (caller frees *copy), or -1 with errno and *bad naming the component that
+ * failed. */
 static int
-open_parent (int rootfd, const char *rel, bool create, char **copy, const char **leaf,
-             const char **bad)
+open_parent (int rootfd, struct dir_cache *cache, const char *rel, bool create, char **copy,
+             const char **leaf, const char **bad)
 {
   *copy = xstrdup (rel);
-  int dfd = dup (rootfd);
+  char *comp = *copy;
+  const char *last_slash = strrchr (*copy, '/');
+  size_t parent_len = last_slash != NULL ? (size_t) (last_slash - *copy) : 0;
+  int dfd = -1;
+  if (cache != NULL && cache->fd >= 0)
+    {
+      size_t clen = strlen (cache->path);
+      if (clen > 0 && clen <= parent_len && strncmp (*copy, cache->path, clen) == 0
+          && (*copy)[clen] == '/')
+        {
+          /* The cached directory is an ancestor: walk down from it. */
+          dfd = dup (cache->fd);
+          comp = *copy + clen + 1;
+        }
+      else if (parent_len > 0 && parent_len < clen && strncmp (*copy, cache->path, parent_len) == 0
+               && cache->path[parent_len] == '/')
+        {
+          /* It is a descendant (directory fixups go deepest first): climb with "..", which
+           * stays inside the tree because no directory in it moves. */
+          dfd = dup (cache->fd);
+          for (const char *p = cache->path + parent_len; dfd >= 0 && *p != '\0'; p++)
+            if (*p == '/')
+              {
+                int up = openat (dfd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                close (dfd);
+                dfd = up;
+              }
+          comp = *copy + parent_len + 1;
+        }
+    }
+  if (dfd < 0)
+    {
+      dfd = dup (rootfd);
+      comp = *copy;
+    }
   if (dfd < 0)
     return -1;
-  char *comp = *copy;
   for (char *slash; (slash = strchr (comp, '/')) != NULL; comp = slash + 1)
     {
       *slash = '\0';
@@ -213,6 +266,18 @@ open_parent (int rootfd, const char *rel, bool create, char **copy, const char *
       *slash = '/';
     }
   *leaf = comp;
+  if (cache != NULL && parent_len > 0)
+    {
+      int keep = dup (dfd);
+      if (keep >= 0)
+        {
+          if (cache->fd >= 0)
+            close (cache->fd);
+          free (cache->path);
+          cache->path = xasprintf ("%.*s", (int) parent_len, *copy);
+          cache->fd = keep;
+        }
+    }
   return dfd;
 
 fail:
@@ -230,7 +295,7 @@ open_parent_or_refuse (struct extractor *x, const char *entry, const char *rel, 
                        char **copy, const char **leaf)
 {
   const char *bad = NULL;
-  int dfd = open_parent (x->rootfd, rel, create, copy, leaf, &bad);
+  int dfd = open_parent (x->rootfd, &x->cache, rel, create, copy, leaf, &bad);
   if (dfd >= 0)
     return dfd;
   if (errno == ELOOP || errno == ENOTDIR)
@@ -362,7 +427,7 @@ extract_hardlink (struct extractor *x, const char *entry, const char *rel, int d
 
   cleanup_free char *tcopy = NULL;
   const char *tleaf, *bad;
-  cleanup_fd int tdfd = open_parent (x->rootfd, target, false, &tcopy, &tleaf, &bad);
+  cleanup_fd int tdfd = open_parent (x->rootfd, &x->cache, target, false, &tcopy, &tleaf, &bad);
   struct stat st;
   if (tdfd < 0 || fstatat (tdfd, tleaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
     refuse (x, entry, "hardlink target '%s' is not an earlier entry of the archive", raw_target);
@@ -498,6 +563,7 @@ extract_archive (int rootfd, struct source *src, const struct extract_opts *opts
   x->opts = opts;
   x->result = result;
   x->fd = src->fd;
+  x->cache = (struct dir_cache) { .path = NULL, .fd = -1 };
   *result = (struct extract_result) { 0 };
   sha256_init (&x->hash);
 
@@ -554,7 +620,7 @@ apply_fixup (struct extractor *x, const struct dir_fixup *f)
     {
       cleanup_free char *copy = NULL;
       const char *leaf, *bad;
-      cleanup_fd int dfd = open_parent (x->rootfd, f->path, false, &copy, &leaf, &bad);
+      cleanup_fd int dfd = open_parent (x->rootfd, &x->cache, f->path, false, &copy, &leaf, &bad);
       if (dfd >= 0)
         fd = openat (dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
@@ -594,5 +660,8 @@ extract_finish_root (struct extractor *x)
   for (size_t i = 0; i < x->n_fixups; i++)
     free (x->fixups[i].path);
   free (x->fixups);
+  if (x->cache.fd >= 0)
+    close (x->cache.fd);
+  free (x->cache.path);
   free (x);
 }

@@ -38,5 +38,6 @@ void extract_finish_root (struct extractor *x);
 
 /* Turn an archive member name into a path relative to the root: leading '/' stripped (as
  * bsdtar and GNU tar do; *was_absolute tells), empty and "." components dropped, ".."
- * refused. "" means the root itself. 0 and *out (caller frees), or -1 and *why. */
+ * refused, components over NAME_MAX and paths that would not fit in PATH_MAX (as "/" plus
+ * the path) refused. "" means the root itself. 0 and *out (caller frees), or -1 and *why. */
 int archive_path_normalize (const char *in, char **out, bool *was_absolute, const char **why);

@@ -43,6 +43,90 @@ chmod_dir_nofollow (int dirfd, const char *name, mode_t mode)
   return fchmodat (dirfd, name, mode, 0);
 }
 
+/* Open directory NAME under DIRFD for emptying it: never through a symlink, made u+rwx
+ * first when the archive left it without (a read-only directory cannot be emptied). */
+static int
+open_dir_for_removal (int dirfd, const char *name)
+{
+  struct stat st;
+  if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return -1;
+  if (!S_ISDIR (st.st_mode))
+    {
+      errno = ENOTDIR;
+      return -1;
+    }
+  if ((st.st_mode & S_IRWXU) != S_IRWXU
+      && chmod_dir_nofollow (dirfd, name, (st.st_mode & 07777) | S_IRWXU) < 0)
+    return -1;
+  return openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* One directory on the way down: its name in its parent and the subdirectories still to
+ * delete (its other entries are deleted as soon as they are seen). */
+struct rm_frame
+{
+  char *name;
+  char **subdirs;
+  size_t n, next;
+};
+
+/* Delete every non-directory in FD, collecting the subdirectories' names in F. */
+static int
+rm_scan (int fd, struct rm_frame *f)
+{
+  int dup_fd = dup (fd);
+  if (dup_fd < 0)
+    return -1;
+  DIR *d = fdopendir (dup_fd);
+  if (d == NULL)
+    {
+      close (dup_fd);
+      return -1;
+    }
+  int ret = 0;
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      struct stat st;
+      if (fstatat (fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        {
+          if (errno == ENOENT)
+            continue;
+          ret = -1;
+          break;
+        }
+      if (S_ISDIR (st.st_mode))
+        {
+          f->subdirs = xrealloc (f->subdirs, (f->n + 1) * sizeof (char *));
+          f->subdirs[f->n++] = xstrdup (de->d_name);
+        }
+      else if (unlinkat (fd, de->d_name, 0) < 0 && errno != ENOENT)
+        {
+          ret = -1;
+          break;
+        }
+    }
+  int errsv = errno;
+  closedir (d);
+  errno = errsv;
+  return ret;
+}
+
+static void
+rm_frame_clear (struct rm_frame *f)
+{
+  free (f->name);
+  for (size_t i = 0; i < f->n; i++)
+    free (f->subdirs[i]);
+  free (f->subdirs);
+}
+
+/* Depth-first with a single directory fd open at a time (climbing back with ".."), so the
+ * depth of the tree is not limited by the number of open files. ".." stays inside the tree:
+ * it sits in the private staging directory, and processes still inside the devroot can only
+ * move directories within it. */
 int
 rm_rf_at (int dirfd, const char *name)
 {
@@ -52,48 +136,62 @@ rm_rf_at (int dirfd, const char *name)
   if (!S_ISDIR (st.st_mode))
     return unlinkat (dirfd, name, 0) < 0 && errno != ENOENT ? -1 : 0;
 
-  if ((st.st_mode & S_IRWXU) != S_IRWXU
-      && chmod_dir_nofollow (dirfd, name, (st.st_mode & 07777) | S_IRWXU) < 0)
+  struct rm_frame *stack = NULL;
+  size_t depth = 0;
+  int ret = -1;
+  int cur = open_dir_for_removal (dirfd, name);
+  if (cur < 0)
     return -1;
-  int fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  DIR *d = fdopendir (fd);
-  if (d == NULL)
+  stack = xrealloc (stack, sizeof *stack);
+  stack[depth++] = (struct rm_frame) { .name = xstrdup (name) };
+  if (rm_scan (cur, &stack[0]) < 0)
+    goto out;
+
+  while (depth > 0)
     {
-      close (fd);
-      return -1;
-    }
-  int ret = 0, errsv = 0;
-  bool removed_some;
-  /* Entries removed while reading may make readdir skip others: repeat until a pass finds
-   * nothing left. */
-  do
-    {
-      removed_some = false;
-      struct dirent *de;
-      while ((de = readdir (d)) != NULL)
+      struct rm_frame *f = &stack[depth - 1];
+      if (f->next < f->n)
         {
-          if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-            continue;
-          if (rm_rf_at (fd, de->d_name) < 0)
-            {
-              ret = -1;
-              errsv = errno;
-            }
-          else
-            removed_some = true;
+          const char *child = f->subdirs[f->next++];
+          int next = open_dir_for_removal (cur, child);
+          if (next < 0)
+            goto out;
+          close (cur);
+          cur = next;
+          stack = xrealloc (stack, (depth + 1) * sizeof *stack);
+          stack[depth++] = (struct rm_frame) { .name = xstrdup (child) };
+          if (rm_scan (cur, &stack[depth - 1]) < 0)
+            goto out;
+          continue;
         }
-      rewinddir (d);
+      /* Emptied: climb to the parent (the caller's DIRFD for the top) and remove it. */
+      int parent = -1;
+      if (depth > 1)
+        {
+          parent = openat (cur, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (parent < 0)
+            goto out;
+        }
+      close (cur);
+      cur = parent;
+      if (unlinkat (depth > 1 ? cur : dirfd, f->name, AT_REMOVEDIR) < 0)
+        goto out;
+      rm_frame_clear (f);
+      depth--;
     }
-  while (removed_some && ret == 0);
-  closedir (d);
-  if (ret < 0)
-    {
-      errno = errsv;
-      return -1;
-    }
-  return unlinkat (dirfd, name, AT_REMOVEDIR);
+  ret = 0;
+
+out:
+  {
+    int errsv = errno;
+    if (cur >= 0)
+      close (cur);
+    while (depth > 0)
+      rm_frame_clear (&stack[--depth]);
+    free (stack);
+    errno = errsv;
+  }
+  return ret;
 }
 
 static void

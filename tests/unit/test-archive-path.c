@@ -79,6 +79,27 @@ overlong_component_is_refused (void **state)
   free (out);
 }
 
+static void
+path_longer_than_path_max_is_refused (void **state)
+{
+  /* "a/a/a/..." : 2 bytes per component */
+  size_t len = PATH_MAX + 16;
+  char *name = malloc (len + 1);
+  for (size_t i = 0; i < len; i++)
+    name[i] = i % 2 ? '/' : 'a';
+  name[len] = '\0';
+  char *out = NULL;
+  bool absolute;
+  const char *why = NULL;
+  assert_int_equal (archive_path_normalize (name, &out, &absolute, &why), -1);
+  assert_non_null (why);
+  /* The same name made shorter than PATH_MAX ("/" + path + NUL must fit) is fine. */
+  name[PATH_MAX - 3] = '\0';
+  assert_int_equal (archive_path_normalize (name, &out, &absolute, &why), 0);
+  free (out);
+  free (name);
+}
+
 int
 main (void)
 {
@@ -86,6 +107,7 @@ main (void)
     cmocka_unit_test (normal_names_are_normalised),
     cmocka_unit_test (dotdot_components_are_refused),
     cmocka_unit_test (overlong_component_is_refused),
+    cmocka_unit_test (path_longer_than_path_max_is_refused),
   };
   return cmocka_run_group_tests_name ("archive-path", tests, NULL, NULL);
 }
