@@ -28,6 +28,7 @@
 
 #include "digest.h"
 #include "download.h"
+#include "progress.h"
 #include "util.h"
 
 #define CONNECT_TIMEOUT_S 30L
@@ -35,8 +36,6 @@
 #define LOW_SPEED_TIME_S 30L       /* ... for this long aborts the transfer */
 #define MAX_REDIRECTS 10L
 #define VALIDATORS_MAX_BYTES 8192
-#define PROGRESS_INTERVAL_NS 200000000L
-#define PROGRESS_BAR_WIDTH 24
 #define HTTP_PARTIAL_CONTENT 206
 #define HTTP_RANGE_NOT_SATISFIABLE 416
 
@@ -124,86 +123,12 @@ download_discard (int dirfd, const char *name)
     die_with_error ("cannot delete %s", vname);
 }
 
-/* ---- Progress: "label  [=====>     ]  45%  12.3 MiB / 30.0 MiB  2.1 MiB/s  ETA 0:08" */
-
-struct progress
-{
-  bool enabled;
-  const char *label;
-  uint64_t base;         /* bytes already there before this response */
-  uint64_t expected;     /* the whole file's size when known (catalogue), else 0 */
-  struct timespec start, last;
-  bool drawn;
-};
-
-static double
-seconds_since (const struct timespec *t)
-{
-  struct timespec now;
-  clock_gettime (CLOCK_MONOTONIC, &now);
-  return (double) (now.tv_sec - t->tv_sec) + (double) (now.tv_nsec - t->tv_nsec) / 1e9;
-}
-
-static const char *
-human_bytes (double bytes, char *buf, size_t len)
-{
-  const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-  size_t u = 0;
-  while (bytes >= 1024 && u + 1 < N_ELEMENTS (units))
-    bytes /= 1024, u++;
-  snprintf (buf, len, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
-  return buf;
-}
-
-static void
-progress_draw (struct progress *p, uint64_t now_bytes, uint64_t total, bool final)
-{
-  double elapsed = seconds_since (&p->start);
-  double rate = elapsed > 0 ? (double) (now_bytes - p->base) / elapsed : 0;
-  char a[32], b[32], r[32], eta[32] = "";
-  struct strbuf sb = { 0 };
-  strbuf_appendf (&sb, "\r%s  ", p->label);
-  if (total > 0)
-    {
-      unsigned filled = (unsigned) ((double) now_bytes / (double) total * PROGRESS_BAR_WIDTH);
-      if (filled > PROGRESS_BAR_WIDTH)
-        filled = PROGRESS_BAR_WIDTH;
-      strbuf_append_c (&sb, '[');
-      for (unsigned i = 0; i < PROGRESS_BAR_WIDTH; i++)
-        strbuf_append_c (&sb, i < filled ? '=' : i == filled ? '>' : ' ');
-      strbuf_appendf (&sb, "] %3u%%  %s / %s", (unsigned) (100.0 * (double) now_bytes / (double) total),
-                      human_bytes ((double) now_bytes, a, sizeof a),
-                      human_bytes ((double) total, b, sizeof b));
-      if (rate > 0 && !final)
-        {
-          unsigned long s = (unsigned long) ((double) (total - (now_bytes < total ? now_bytes : total)) / rate);
-          snprintf (eta, sizeof eta, "  ETA %lu:%02lu", s / 60, s % 60);
-        }
-    }
-  else
-    strbuf_append (&sb, human_bytes ((double) now_bytes, a, sizeof a));
-  strbuf_appendf (&sb, "  %s/s%s\033[K", human_bytes (rate, r, sizeof r), eta);
-  if (final)
-    strbuf_append_c (&sb, '\n');
-  cleanup_free char *line = strbuf_steal (&sb);
-  fputs (line, stderr);
-  fflush (stderr);
-  p->drawn = true;
-}
-
 static int
 xferinfo (void *data, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
 {
   struct progress *p = data;
-  struct timespec now;
-  clock_gettime (CLOCK_MONOTONIC, &now);
-  long ns = (now.tv_sec - p->last.tv_sec) * 1000000000L + (now.tv_nsec - p->last.tv_nsec);
-  if (ns < PROGRESS_INTERVAL_NS || dlnow == 0)
-    return 0;
-  p->last = now;
-  uint64_t total = p->expected > 0 ? p->expected
-                   : dltotal > 0 ? p->base + (uint64_t) dltotal : 0;
-  progress_draw (p, p->base + (uint64_t) dlnow, total, false);
+  if (dlnow > 0)
+    progress_update (p, p->base + (uint64_t) dlnow, dltotal > 0 ? p->base + (uint64_t) dltotal : 0);
   return 0;
 }
 
@@ -455,8 +380,7 @@ begin_body (struct transfer *t, CURL *h)
     truncate_partial (t);
   t->seen.url = xstrdup (t->url);
   validators_store (t->dirfd, t->name, &t->seen);
-  if (t->progress != NULL)
-    t->progress->base = 0;
+  t->progress->base = 0; /* starting over: every byte counts */
 }
 
 static size_t
@@ -542,11 +466,9 @@ transfer_once (struct transfer *t, const struct download_opts *o, struct progres
   curl_easy_setopt (h, CURLOPT_HEADERDATA, t);
   curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, file_write);
   curl_easy_setopt (h, CURLOPT_WRITEDATA, t);
+  progress_begin (p, p->enabled, p->label, o->max_size, t->offset);
   if (p->enabled)
     {
-      p->base = t->offset;
-      clock_gettime (CLOCK_MONOTONIC, &p->start);
-      p->last = p->start;
       curl_easy_setopt (h, CURLOPT_XFERINFOFUNCTION, xferinfo);
       curl_easy_setopt (h, CURLOPT_XFERINFODATA, p);
       curl_easy_setopt (h, CURLOPT_NOPROGRESS, 0L);
@@ -584,8 +506,7 @@ download_file (const char *url, int dirfd, const char *name, const struct downlo
   struct transfer t = { .fd = fd, .dirfd = dirfd, .name = name, .url = url,
                         .max_size = o->max_size };
   struct progress p = { .enabled = !o->quiet && isatty (STDERR_FILENO),
-                        .label = o->label != NULL ? o->label : url,
-                        .expected = o->max_size };
+                        .label = o->label != NULL ? o->label : url };
   char errbuf[CURL_ERROR_SIZE];
   long status;
   CURLcode rc = transfer_once (&t, o, &p, errbuf, &status);
@@ -596,8 +517,7 @@ download_file (const char *url, int dirfd, const char *name, const struct downlo
       sha256_free (&t.hash);
       rc = transfer_once (&t, o, &p, errbuf, &status);
     }
-  if (p.drawn)
-    fputc ('\n', stderr);
+  progress_end (&p);
 
   if (t.too_big)
     {

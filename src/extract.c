@@ -150,6 +150,8 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
       return -1;
     }
   sha256_update (&x->hash, x->buf, (size_t) n);
+  if (x->opts->progress != NULL)
+    x->opts->progress ((uint64_t) n, x->opts->progress_data);
   if (!x->started)
     {
       x->gz = gzcheck_new (x->buf, (size_t) n);

@@ -11,6 +11,10 @@ struct extract_opts
   /* Stop with an error once the entries' sizes add up to more than this; 0 means no limit.
    * (Issue 5 gives it a default and a command-line option.) */
   uint64_t max_bytes;
+  /* Called with the number of archive bytes read by each read, for a progress bar; NULL for
+   * none. */
+  void (*progress) (uint64_t bytes_read, void *data);
+  void *progress_data;
 };
 
 struct extract_result

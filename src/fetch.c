@@ -21,6 +21,7 @@
 #include "download.h"
 #include "fetch.h"
 #include "meta.h"
+#include "progress.h"
 #include "name.h"
 #include "util.h"
 
@@ -151,17 +152,6 @@ fetch_to_cache (const char *url, const char *expected, uint64_t max_size, const 
   return steal_fd (&fd);
 }
 
-static char *
-human_size (uint64_t bytes)
-{
-  const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-  double v = (double) bytes;
-  size_t u = 0;
-  while (v >= 1024 && u + 1 < N_ELEMENTS (units))
-    v /= 1024, u++;
-  return u == 0 ? xasprintf ("%" PRIu64 " B", bytes) : xasprintf ("%.1f %s", v, units[u]);
-}
-
 static bool
 is_cached (const char *hex)
 {
@@ -205,7 +195,7 @@ fetch_list_templates (const struct fetch_opts *o, bool json)
         }
       else
         {
-          cleanup_free char *size = e->has_size ? human_size (e->size) : xstrdup ("?");
+          cleanup_free char *size = e->has_size ? format_bytes (e->size) : xstrdup ("?");
           cleanup_free char *description = printable_copy (e->description);
           strbuf_appendf (&sb, "%-24s %10s  %-6s  %s\n", e->name, size, cached ? "yes" : "no",
                           description);

@@ -2,6 +2,7 @@
  * This file only dispatches; each subcommand lives in the file named for its concern. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -11,6 +12,7 @@
 #include "fetch.h"
 #include "name.h"
 #include "paths.h"
+#include "progress.h"
 #include "source.h"
 #include "store.h"
 #include "util.h"
@@ -51,8 +53,17 @@ create (const struct cli *cli)
         die ("create: invalid --sha256 '%s': expected 64 hexadecimal digits", cli->sha256);
       src.expected_sha256 = xstrdup (hex);
     }
-  struct extract_opts xopts = { .max_bytes = 0 };
+  /* Unpacking a large root takes a while: a bar on a terminal, as for downloads. */
+  struct stat st;
+  bool show = !cli->quiet && isatty (STDERR_FILENO) && fstat (src.fd, &st) == 0
+              && S_ISREG (st.st_mode);
+  cleanup_free char *label = xasprintf ("unpacking %s", cli->name);
+  struct progress bar;
+  progress_begin (&bar, show, label, show ? (uint64_t) st.st_size : 0, 0);
+  struct extract_opts xopts = { .max_bytes = 0, .progress = progress_advance,
+                                .progress_data = &bar };
   store_create (cli->name, &src, &xopts);
+  progress_end (&bar);
   source_clear (&src);
 }
 

@@ -39,6 +39,17 @@ $(last_run)"
 	assert_cached "$TSHA"
 }
 
+@test "unpacking shows a progress bar on a terminal, and nothing otherwise" {
+	cp "$WWW/t.tar.gz" "$T/t.tar.gz"
+	index "$T/index" t t.tar.gz "$TSHA" "$TSIZE"
+	on_tty "$EDR_BIN" create r --template t --index "file://$T/index"
+	grep -Eq 'unpacking r  \[=+\] 100%  [0-9.]+ KiB / [0-9.]+ KiB' "$T/tty.out" ||
+		fail "no unpacking bar: $(cat -A "$T/tty.out")"
+	edr_run create s --template t --index "file://$T/index"
+	assert_status 0
+	[[ -z $stderr ]] || fail "$(last_run)"
+}
+
 @test "--quiet silences the progress bar on a terminal" {
 	on_tty "$EDR_BIN" fetch t --index "$IDX" --quiet
 	if grep -Pq '\r[^\n]|ETA' "$T/tty.out"; then fail "progress drawn: $(cat -A "$T/tty.out")"; fi
