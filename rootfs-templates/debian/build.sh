@@ -41,7 +41,7 @@ trap 'rm -f "$tmp" "$tmp.tar"' EXIT INT TERM
 # Device nodes cannot be created unprivileged (enter-devroot would skip them with a
 # warning), so they are deleted from the tarball below; /dev keeps its directory and its
 # symlinks (fd, stdin, stdout, stderr -> /proc/self/fd/...), which work wherever /proc is.
-# (--skip=output/dev would drop /dev altogether, and output/mknod does not apply to tar.)
+# (--skip=output/dev would drop /dev altogether.)
 # The dpkg path-excludes keep documentation out of this and every later install (copyright
 # files stay, as Debian policy wants). tailor.sh adapts the root to life without privileges.
 export EDR_TEMPLATE_NAME="$variant"
@@ -55,8 +55,17 @@ mmdebstrap --mode=root --variant=minbase --format=tar \
 	--dpkgopt='path-include=/usr/share/locale/locale.alias' \
 	--customize-hook="sh '$here/tailor.sh' \"\$1\"" \
 	"$suite" "$tmp.tar" "$mirror"
+# mmdebstrap writes ./dev from its own list, not from the chroot: fix it up here. No
+# device node can exist in an unprivileged root, but some programs cannot start without
+# opening /dev/null (git opens it O_RDWR at every start), so an empty regular file, mode
+# 0666, stands in for it; what is written to it stays there until the next '>/dev/null'.
 nodes=$(tar -tvf "$tmp.tar" ./dev | awk '$1 ~ /^[bcps]/ { print $NF }')
 [ -z "$nodes" ] || tar --delete -f "$tmp.tar" $nodes
+devdir=$(mktemp -d)
+mkdir "$devdir/dev" && : > "$devdir/dev/null" && chmod 0666 "$devdir/dev/null"
+tar -C "$devdir" --owner=0 --group=0 --numeric-owner --mtime="@${SOURCE_DATE_EPOCH:-$(date +%s)}" \
+	-rf "$tmp.tar" ./dev/null
+rm -rf "$devdir"
 zstd -q -"${ZSTD_LEVEL:-19}" -T0 --rm -o "$tmp" "$tmp.tar"
 chmod 0644 "$tmp" # published as is by a web server
 mv -f "$tmp" "$out"
