@@ -1,0 +1,47 @@
+#!/usr/bin/env bats
+# doctor and --mode on the patched kernel with user namespaces switched off.
+
+load common
+
+setup_file() { guest_setup_file; }
+setup() { guest_setup; }
+teardown() { edr_teardown; }
+
+@test "doctor: exits 0" {
+	edr_run doctor
+	assert_status 0
+}
+
+@test "doctor: reports the no_new_privs chroot mode available" {
+	edr_run doctor
+	assert_line --regexp '^no_new_privs chroot \(mode chroot\) +works$'
+	assert_line --regexp '^fs\.unprivileged_chroot +1$'
+}
+
+@test "doctor: reports user namespaces unavailable, naming the sysctl" {
+	edr_run doctor
+	assert_line --regexp '^user namespaces \(mode userns\) +unavailable: user\.max_user_namespaces=0$'
+}
+
+@test "doctor: says mode auto uses chroot" {
+	edr_run doctor
+	assert_line --regexp '^mode auto uses +chroot$'
+}
+
+@test "modes: --mode=chroot works" {
+	edr_run run dev --mode=chroot -- sh -c 'echo hello'
+	assert_status 0
+	assert_output hello
+}
+
+@test "modes: --mode=userns fails with 125 and one line saying user namespaces are off" {
+	edr_run run dev --mode=userns -- sh -c 'echo hello'
+	assert_edr_error 125 dev "user.max_user_namespaces=0"
+	refute_output hello
+}
+
+@test "modes: enter --mode=chroot works with the shell fed from stdin" {
+	run --separate-stderr bash -c 'echo "echo via-chroot" | "$EDR_BIN" enter dev --mode=chroot'
+	assert_status 0
+	assert_line via-chroot
+}
