@@ -113,6 +113,7 @@ fetch_to_cache (const char *url, const char *expected, uint64_t max_size, const 
   /* Held until the file is in the cache: a concurrent fetch of the same file waits here,
    * then finds it cached instead of downloading it again. */
   cleanup_fd int lockfd = cache_lock (&c, key, !chatty (o));
+  (void) lockfd; /* only held, released when this returns */
   *downloaded = false;
   if (expected != NULL)
     {
@@ -229,7 +230,7 @@ fetch_template (const char *name, const struct fetch_opts *o)
   cleanup_free char *url = NULL;
   char hex[SHA256_HEX_LEN + 1];
   bool downloaded;
-  cleanup_fd int fd = open_template (name, o, &url, hex, &downloaded);
+  close (open_template (name, o, &url, hex, &downloaded));
   struct cache c;
   cleanup_free char *home = config_xdg_dir ("XDG_CACHE_HOME", ".cache");
   cache_init (&c, home);
