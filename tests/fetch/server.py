@@ -6,7 +6,10 @@ usage: server.py [--tls CERT KEY] [--log FILE] [--port-file FILE] DIRECTORY
 Binds 127.0.0.1 on a free port and prints the port (and writes it to --port-file).
 Serves DIRECTORY with a strong ETag and Last-Modified, single byte ranges (Range: bytes=N-
 or N-M) and If-Range (a validator that does not match gets the whole file with 200).
-Every request is logged as one line: METHOD PATH range=... if-range=... status=N sent=N.
+Every request is logged as one line: METHOD PATH range=... if-range=... status=N sent=N,
+written before the body is sent (sent= is then what the response will carry, so a client
+that has read everything can rely on the line being there), except for @slow and @endless,
+logged with what was actually sent when they end.
 
 Hostile behaviours are chosen by path segments starting with '@' (anywhere in the path;
 they are removed before the file is looked up), e.g. /@drop=1000/@norange/t.tar.gz:
@@ -73,13 +76,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             pass
 
     def send_simple(self, status, body=b"", headers=()):
+        self.log_line(status, len(body))
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        self.log_line(status, len(body))
 
     def serve(self, rel, modes, head):
         if "status" in modes:
@@ -152,29 +155,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.log_line(status, sent)
             return
         if "rate" in modes:
+            self.log_line(status, len(body))
             step = max(1, int(modes["rate"]) // 10)
-            try:
-                for i in range(0, len(body), step):
-                    self.wfile.write(body[i:i + step])
-                    self.wfile.flush()
-                    sent += len(body[i:i + step])
-                    time.sleep(0.1)
-            finally:
-                self.log_line(status, sent)
+            for i in range(0, len(body), step):
+                self.wfile.write(body[i:i + step])
+                self.wfile.flush()
+                time.sleep(0.1)
             return
         if "drop" in modes and rng is None:
             n = int(modes["drop"])
+            self.log_line(status, min(n, len(body)))
             self.wfile.write(body[:n])
             self.wfile.flush()
-            self.log_line(status, min(n, len(body)))
             self.close_connection = True
             # A hard close: the client sees the connection end before Content-Length.
             self.connection.shutdown(2)
             return
+        self.log_line(status, len(body) + extra)
         self.wfile.write(body)
         if extra:
             self.wfile.write(b"X" * extra)
-        self.log_line(status, len(body) + extra)
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
