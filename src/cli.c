@@ -142,7 +142,8 @@ cli_print_help (const char *topic)
           "  XDG_CACHE_HOME  downloads are cached in $XDG_CACHE_HOME/enter-devroot\n"
           "  CURL_CA_BUNDLE  CA certificates to trust for https (when no --cacert)\n"
           "  ENTER_DEVROOT_CONNECT_TIMEOUT, ENTER_DEVROOT_LOW_SPEED_TIME  seconds before a\n"
-          "                  download gives up connecting (30) or crawling below 1 KiB/s (30)\n\n"
+          "                  download gives up connecting (30) or crawling below 1 KiB/s (30)\n"
+          "  ENTER_DEVROOT_MAX_DOWNLOAD  bytes a download of unannounced size may reach (64 GiB)\n\n"
           "See '%s help SUBCOMMAND' and enter-devroot(1).\n", PROGRAM_NAME);
   return 0;
 }

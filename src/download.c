@@ -466,14 +466,14 @@ transfer_once (struct transfer *t, const struct download_opts *o, struct progres
   curl_easy_setopt (h, CURLOPT_HEADERDATA, t);
   curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, file_write);
   curl_easy_setopt (h, CURLOPT_WRITEDATA, t);
-  progress_begin (p, p->enabled, p->label, o->max_size, t->offset);
+  progress_begin (p, p->enabled, p->label, o->expected_size, t->offset);
   if (p->enabled)
     {
       curl_easy_setopt (h, CURLOPT_XFERINFOFUNCTION, xferinfo);
       curl_easy_setopt (h, CURLOPT_XFERINFODATA, p);
       curl_easy_setopt (h, CURLOPT_NOPROGRESS, 0L);
     }
-  if (t->offset > 0 && t->offset == o->max_size)
+  if (t->offset > 0 && t->offset == o->expected_size)
     {
       /* Everything is already here (interrupted between the last byte and the rename). */
       t->body_started = true;
@@ -522,8 +522,8 @@ download_file (const char *url, int dirfd, const char *name, const struct downlo
   if (t.too_big)
     {
       download_discard (dirfd, name);
-      die ("cannot download %s: the body is larger than the expected %" PRIu64 " bytes",
-           url, o->max_size);
+      die ("cannot download %s: the body is larger than %s %" PRIu64 " bytes", url,
+           o->max_size == o->expected_size ? "the expected" : "the limit of", o->max_size);
     }
   if (t.bad_range)
     {

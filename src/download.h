@@ -14,6 +14,8 @@ struct download_opts
   const char *cacert;   /* --cacert FILE; else $CURL_CA_BUNDLE; else the system's CAs */
   bool quiet;           /* no progress bar, even on a terminal */
   uint64_t max_size;    /* refuse a body larger than this many bytes; 0: no limit */
+  uint64_t expected_size; /* the catalogue's size, 0 when unknown: the progress bar's total,
+                           * and a partial file of exactly this size needs no request */
   const char *label;    /* what the progress bar calls the file */
 };
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,6 +27,23 @@
 #include "util.h"
 
 #define URL_KEY_PREFIX "url-"
+/* A download whose size nobody announced (--from URL, a catalogue entry without size) still
+ * must not fill the disk: ENTER_DEVROOT_MAX_DOWNLOAD bytes, by default this many. */
+#define DEFAULT_MAX_DOWNLOAD (64ULL * 1024 * 1024 * 1024)
+
+static uint64_t
+max_download (void)
+{
+  const char *s = getenv ("ENTER_DEVROOT_MAX_DOWNLOAD");
+  if (s == NULL || s[0] == '\0')
+    return DEFAULT_MAX_DOWNLOAD;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull (s, &end, 10);
+  if (errno != 0 || *end != '\0' || v == 0 || s[0] == '-')
+    die ("invalid ENTER_DEVROOT_MAX_DOWNLOAD '%s': expected a number of bytes", s);
+  return v;
+}
 
 bool
 fetch_is_url (const char *arg)
@@ -93,9 +111,10 @@ find_entry (const struct loaded_catalog *lc, const char *name)
 }
 
 /* The verified file with digest EXPECTED (or, when NULL, whatever URL serves), from the
- * cache or downloaded into it; an fd at offset 0. HEX receives its digest. */
+ * cache or downloaded into it; an fd at offset 0. HEX receives its digest. SIZE is the
+ * catalogue's size, 0 when unknown. */
 static int
-fetch_to_cache (const char *url, const char *expected, uint64_t max_size, const char *label,
+fetch_to_cache (const char *url, const char *expected, uint64_t size, const char *label,
                 const struct fetch_opts *o, char hex[SHA256_HEX_LEN + 1], bool *downloaded)
 {
   struct cache c;
@@ -129,8 +148,9 @@ fetch_to_cache (const char *url, const char *expected, uint64_t max_size, const 
   cleanup_fd int dirfd = open (c.partial, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (dirfd < 0)
     die_with_error ("cannot open %s", c.partial);
-  struct download_opts d = { .cacert = o->cacert, .quiet = !chatty (o), .max_size = max_size,
-                             .label = label };
+  struct download_opts d = { .cacert = o->cacert, .quiet = !chatty (o), .label = label,
+                             .max_size = size > 0 ? size : max_download (),
+                             .expected_size = size };
   cleanup_fd int fd = download_file (url, dirfd, key, &d, hex);
   if (expected != NULL && strcmp (hex, expected) != 0)
     {
@@ -140,12 +160,12 @@ fetch_to_cache (const char *url, const char *expected, uint64_t max_size, const 
   struct stat st;
   if (fstat (fd, &st) < 0)
     die_with_error ("cannot stat the download of %s", url);
-  if (max_size > 0 && expected != NULL && (uint64_t) st.st_size != max_size)
+  if (size > 0 && expected != NULL && (uint64_t) st.st_size != size)
     {
       /* The digest matched, so the catalogue's size is what is wrong: say so, but the
        * bytes are the promised ones. */
       warn ("%s: %jd bytes, but the catalogue says %" PRIu64, url, (intmax_t) st.st_size,
-            max_size);
+            size);
     }
   cache_commit (&c, key, hex, url);
   *downloaded = true;

@@ -70,6 +70,17 @@ catalogue_for() {
 	assert_no_partials
 }
 
+@test "a download of unknown size is capped by ENTER_DEVROOT_MAX_DOWNLOAD" {
+	ENTER_DEVROOT_MAX_DOWNLOAD=500000 edr_run create r --from "$HTTP/@endless/t.tar.gz" --sha256 "$TSHA"
+	assert_edr_error "$EDR_TOOL_EXIT" "larger than the limit of 500000 bytes"
+	assert_no_root r
+	assert_no_partials
+	printf '[t]\nurl = ../@endless/t.tar.gz\nsha256 = %s\n' "$TSHA" > "$WWW/$D/index"
+	ENTER_DEVROOT_MAX_DOWNLOAD=500000 edr_run fetch t --index "$HTTP/$D/index"
+	assert_edr_error "$EDR_TOOL_EXIT" "larger than the limit of 500000 bytes"
+	assert_no_partials
+}
+
 @test "a slow-loris body is aborted by the low-speed limit" {
 	catalogue_for ../@slow/t.tar.gz
 	SECONDS=0
