@@ -56,7 +56,8 @@ static const struct command_info commands[] = {
     "/home/USER) when the root has those files and no entry for your uid.\n" },
   { "enter", CMD_ENTER, true, "enter NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]",
     "Start an interactive shell inside devroot NAME: your login shell from the root's\n"
-    "/etc/passwd, else /bin/sh, run with -i (not as a login shell).\n"
+    "/etc/passwd, else /bin/sh, run with -i (not as a login shell) when standard input\n"
+    "is a terminal; with commands piped in, the shell just reads them (no prompts).\n"
     "\n" ENTER_OPTIONS_HELP },
   { "run", CMD_RUN, true,
     "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE] -- CMD [ARG...]",

@@ -166,7 +166,9 @@ enter_root (const char *name, const char *root, const struct enter_opts *opts)
   char **envp = env_build (environ, &opts->env, &user);
 
   /* enter runs the shell interactively, not as a login shell, like chroot(1): the
-   * environment is exactly the one built above, not what profile scripts make of it. */
-  char *shell_argv[] = { xstrdup (shell), xstrdup ("-i"), NULL };
+   * environment is exactly the one built above, not what profile scripts make of it.
+   * With commands piped in rather than a terminal, it is a plain script reader, so its
+   * output is theirs alone (no banner, no prompts), as `ssh host < script` behaves. */
+  char *shell_argv[] = { xstrdup (shell), isatty (STDIN_FILENO) ? xstrdup ("-i") : NULL, NULL };
   exec_command (opts->argv != NULL ? opts->argv : shell_argv, envp);
 }
