@@ -163,9 +163,15 @@ step "preparing $MODE build $KEY"
 rm -rf "$B"
 mkdir -p "$OUT/selftests" "$OBJ"
 : > "$LOG"
+# The shared worktree belongs to one package version: start over on a new one.
+if [ "$(cat "$WT.src" 2>/dev/null || true)" != "$SRC" ]; then
+	rm -rf "$WT" "$WT.src" "$OBJ"
+	mkdir -p "$OBJ"
+fi
 if [ ! -d "$WT" ]; then
 	git -C "$SRC" worktree prune
 	git -C "$SRC" worktree add -q --detach "$WT" pristine >> "$LOG" 2>&1
+	echo "$SRC" > "$WT.src"
 fi
 reset_worktree() {
 	git -C "$WT" am --abort >> "$LOG" 2>&1 || true
