@@ -8,6 +8,9 @@
 # ($request $status $body_bytes_sent $http_range $http_if_range; "-" for a missing header),
 # the format of tests/fetch/server.py, so common.bash's http_log and http_count work as is.
 #
+# Suites use nginx_setup_file/nginx_teardown_file and, per test, nginx_setup (fetch_setup,
+# or a skip naming the missing package: bats 1.8 cannot skip from setup_file).
+#
 # Locations besides the plain files under $WWW:
 #   /slow/F       $WWW/F, at NGINX_SLOW_RATE bytes/s unless the request has a Range header
 #   /err500/F     500 Internal Server Error
@@ -124,7 +127,12 @@ nginx_stop() {
 nginx_setup_file() {
 	[[ -x ${EDR_BIN:-} ]] || { echo "EDR_BIN unset: run through tests/fetch/run" >&2; return 1; }
 	[[ -f ${EDR_TEMPLATE:-} ]] || { echo "EDR_TEMPLATE unset: run through tests/fetch/run" >&2; return 1; }
-	[[ -n $(nginx_bin) ]] || skip "nginx is not installed (apt-get install nginx)"
+	# bats 1.8 cannot skip from setup_file: nginx_setup skips each test instead.
+	export NGINX_MISSING=
+	if [[ -z $(nginx_bin) ]]; then
+		NGINX_MISSING="nginx is not installed (apt-get install nginx)"
+		return 0
+	fi
 	command -v python3 >/dev/null || { echo "python3 is needed (apt-get install python3)" >&2; return 1; }
 	command -v openssl >/dev/null || { echo "openssl is needed (apt-get install openssl)" >&2; return 1; }
 	export S=$BATS_FILE_TMPDIR
@@ -143,6 +151,10 @@ nginx_setup_file() {
 }
 
 nginx_teardown_file() {
-	[[ -n ${S:-} ]] && nginx_stop
-	true
+	if [[ -n ${S:-} ]]; then nginx_stop; fi
+}
+
+nginx_setup() { # per test, instead of fetch_setup
+	[[ -z $NGINX_MISSING ]] || skip "$NGINX_MISSING"
+	fetch_setup
 }

@@ -7,7 +7,7 @@ load nginx
 setup_file() { nginx_setup_file; }
 teardown_file() { nginx_teardown_file; }
 setup() {
-	fetch_setup
+	nginx_setup
 	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE" "the small one"
 	IDX=$HTTP/$D/index
 }
@@ -147,9 +147,7 @@ print(e["name"], e["url"], e["sha256"], e["size_bytes"], e["cached"], e["descrip
 @test "nginx: a redirect to file:// is refused" {
 	index "$WWW/$D/index" t ../to-file/t.tar.gz "$TSHA" "$TSIZE"
 	edr_run create r --template t --index "$IDX"
-	assert_status "$EDR_TOOL_EXIT"
-	assert_stderr_has "$HTTP/to-file/t.tar.gz" "file"
-	[[ ${#stderr_lines[@]} -eq 1 ]] || fail "$(last_run)"
+	assert_edr_error "$EDR_TOOL_EXIT" "$HTTP/to-file/t.tar.gz" "redirects only to https and http"
 	assert_no_root r
 	assert_no_partials
 	[[ $(cached_count) -eq 0 ]]
