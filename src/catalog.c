@@ -26,11 +26,9 @@ struct parser
 __attribute__((format (printf, 3, 4))) static int
 fail (struct parser *p, unsigned line, const char *format, ...)
 {
-  cleanup_free char *why = NULL;
   va_list args;
   va_start (args, format);
-  if (vasprintf (&why, format, args) < 0)
-    die ("out of memory");
+  cleanup_free char *why = xvasprintf (format, args);
   va_end (args);
   /* Messages quote catalogue text: keep escape sequences off the user's terminal. */
   cleanup_free char *safe = printable_copy (why);

@@ -152,11 +152,9 @@ cli_print_help (const char *topic)
 __attribute__((noreturn, format (printf, 2, 3))) static void
 usage_error (const char *subcommand, const char *format, ...)
 {
-  cleanup_free char *msg = NULL;
   va_list args;
   va_start (args, format);
-  if (vasprintf (&msg, format, args) < 0)
-    die ("out of memory");
+  cleanup_free char *msg = xvasprintf (format, args);
   va_end (args);
   if (subcommand != NULL)
     die ("%s: %s (see '%s help %s')", subcommand, msg, PROGRAM_NAME, subcommand);

@@ -195,11 +195,9 @@ drain_and_hash (struct extractor *x)
 __attribute__((noreturn, format (printf, 3, 4))) static void
 refuse (struct extractor *x, const char *entry, const char *format, ...)
 {
-  cleanup_free char *why = NULL;
   va_list args;
   va_start (args, format);
-  if (vasprintf (&why, format, args) < 0)
-    die ("out of memory");
+  cleanup_free char *why = xvasprintf (format, args);
   va_end (args);
   die ("%s: refusing entry '%s': %s", x->desc, entry, why);
 }

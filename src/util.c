@@ -118,13 +118,20 @@ xstrdup (const char *s)
 }
 
 char *
-xasprintf (const char *format, ...)
+xvasprintf (const char *format, va_list args)
 {
   char *s = NULL;
-  va_list args;
-  va_start (args, format);
   if (vasprintf (&s, format, args) < 0)
     die ("out of memory");
+  return s;
+}
+
+char *
+xasprintf (const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  char *s = xvasprintf (format, args);
   va_end (args);
   return s;
 }
@@ -327,11 +334,9 @@ strbuf_append_c (struct strbuf *sb, char c)
 void
 strbuf_appendf (struct strbuf *sb, const char *format, ...)
 {
-  cleanup_free char *s = NULL;
   va_list args;
   va_start (args, format);
-  if (vasprintf (&s, format, args) < 0)
-    die ("out of memory");
+  cleanup_free char *s = xvasprintf (format, args);
   va_end (args);
   strbuf_append (sb, s);
 }

@@ -1,6 +1,7 @@
 /* Small helpers every other file uses: fatal errors, allocation, scoped cleanup, fd I/O. */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,6 +30,7 @@ void *xcalloc (size_t nmemb, size_t size);
 void *xrealloc (void *ptr, size_t size);
 char *xstrdup (const char *s);
 __attribute__((format (printf, 1, 2))) char *xasprintf (const char *format, ...);
+__attribute__((format (printf, 1, 0))) char *xvasprintf (const char *format, va_list args);
 
 /* Scoped ownership, bubblewrap style: the variable is released when it leaves scope
  * unless steal_pointer()/steal_fd() took it. */
