@@ -6,7 +6,7 @@ load common
 
 setup_file() { guest_setup_file; }
 setup() { guest_setup; }
-teardown() { edr_teardown; }
+teardown() { guest_teardown; }
 
 @test "inside: the root's marker file is visible at /" {
 	echo "marker-$BATS_TEST_NUMBER" > "$DEV/inside-marker"
@@ -110,7 +110,7 @@ $(last_run)"
 	need_probe
 	edr_run run dev -- /edr-probe ids
 	assert_status 0
-	assert_output "$(id -u) $(id -u) $(id -g) $(id -g)"
+	assert_output "$UID $UID $GID $GID"
 	edr_run run dev -- /edr-probe caps
 	assert_output 0000000000000000
 }

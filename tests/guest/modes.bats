@@ -5,7 +5,7 @@ load common
 
 setup_file() { guest_setup_file; }
 setup() { guest_setup; }
-teardown() { edr_teardown; }
+teardown() { guest_teardown; }
 
 @test "doctor: exits 0" {
 	edr_run doctor
@@ -41,7 +41,7 @@ teardown() { edr_teardown; }
 }
 
 @test "modes: enter --mode=chroot works with the shell fed from stdin" {
-	run --separate-stderr bash -c 'echo "echo via-chroot" | "$EDR_BIN" enter dev --mode=chroot'
+	edr_run enter dev --mode=chroot <<< "echo via-chroot"
 	assert_status 0
-	assert_line via-chroot
+	assert_line --regexp '(^|\$ )via-chroot$'
 }

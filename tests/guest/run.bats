@@ -5,7 +5,7 @@ load common
 
 setup_file() { guest_setup_file; }
 setup() { guest_setup; }
-teardown() { edr_teardown; }
+teardown() { guest_teardown; }
 
 @test "create: a devroot from the embedded default template" {
 	export XDG_DATA_HOME=$T/data
@@ -51,19 +51,26 @@ $(last_run)"
 $(last_run)"
 }
 
+# The interactive busybox shell prints its banner and prompts ("~ $ ") on stdout
+# too, so lines are matched at their end.
 @test "enter: the shell reads commands from stdin and its exit status passes through" {
-	run --separate-stderr bash -c 'printf "%s\n" "echo entered-\$((40 + 2))" \
-		"cat /etc/os-release" "exit 7" | "$EDR_BIN" enter dev'
+	edr_run enter dev <<-'EOF'
+		echo entered-$((40 + 2))
+		cat /etc/os-release
+		exit 7
+	EOF
 	assert_status 7
-	assert_line entered-42
-	assert_line ID=enter-devroot-minimal
+	assert_line --regexp '(^|\$ )entered-42$'
+	assert_line --regexp '(^|\$ )ID=enter-devroot-minimal$'
 }
 
 @test "enter: the shell's / is the root" {
 	echo "marker-$BATS_TEST_NUMBER" > "$DEV/enter-marker"
-	run --separate-stderr bash -c "printf '%s\\n' 'cat /enter-marker' \
-		'test -e $HOST_ONLY_DIR && echo host-visible || echo host-absent' | \"\$EDR_BIN\" enter dev"
+	edr_run enter dev <<-EOF
+		cat /enter-marker
+		test -e $HOST_ONLY_DIR && echo host-visible || echo host-absent
+	EOF
 	assert_status 0
-	assert_line "marker-$BATS_TEST_NUMBER"
-	assert_line host-absent
+	assert_line --regexp "(^|\\$ )marker-$BATS_TEST_NUMBER\$"
+	assert_line --regexp '(^|\$ )host-absent$'
 }

@@ -14,22 +14,23 @@ setup() {
 	export XDG_DATA_HOME=$EDR_PREPARED
 	SUID=$(root_of suid)/suid-ids
 	[[ -f $SUID ]] || fail "$SUID: not planted by tests/guest/init (see results/init.log)"
-	[[ $(stat -c '%u:%g %a' "$SUID") == "0:0 6755" ]] ||
-		fail "$SUID: expected owner 0:0 and mode 6755, got $(stat -c '%u:%g %a' "$SUID")"
+	local mode
+	mode=$(stat -c '%u:%g %a' "$SUID")
+	[[ $mode == "0:0 6755" ]] || fail "$SUID: expected owner 0:0 and mode 6755, got $mode"
 }
 
-teardown() { edr_teardown; }
+teardown() { guest_teardown; }
 
 @test "setuid: control: run directly, the planted binary runs as root" {
 	run "$SUID" ids
 	assert_status 0
-	assert_output "$(id -u) 0 $(id -g) 0"
+	assert_output "$UID 0 $GID 0"
 }
 
 @test "setuid: run inside the devroot, the setuid-root binary keeps the caller's ids" {
 	edr_run run suid -- /suid-ids ids
 	assert_status 0
-	assert_output "$(id -u) $(id -u) $(id -g) $(id -g)"
+	assert_output "$UID $UID $GID $GID"
 }
 
 @test "setuid: run inside the devroot, the setuid-root binary has no capability" {

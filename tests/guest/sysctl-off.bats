@@ -6,7 +6,7 @@ load common
 
 setup_file() { guest_setup_file; }
 setup() { guest_setup; }
-teardown() { edr_teardown; }
+teardown() { guest_teardown; }
 
 @test "sysctl off: fs.unprivileged_chroot reads 0" {
 	run cat /proc/sys/fs/unprivileged_chroot
@@ -26,7 +26,7 @@ teardown() { edr_teardown; }
 }
 
 @test "sysctl off: enter fails with 125 and one line, running nothing" {
-	run --separate-stderr bash -c 'echo "echo entered" | "$EDR_BIN" enter dev'
+	edr_run enter dev <<< "echo entered"
 	assert_edr_error 125 dev "fs.unprivileged_chroot=0"
 	refute_output --partial entered
 }
