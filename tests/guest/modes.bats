@@ -7,25 +7,17 @@ setup_file() { guest_setup_file; }
 setup() { guest_setup; }
 teardown() { guest_teardown; }
 
-@test "doctor: exits 0" {
+@test "doctor: exits 0, reports the no_new_privs chroot mode available and auto using it" {
 	edr_run doctor
 	assert_status 0
-}
-
-@test "doctor: reports the no_new_privs chroot mode available" {
-	edr_run doctor
 	assert_line --regexp '^no_new_privs chroot \(mode chroot\) +works$'
 	assert_line --regexp '^fs\.unprivileged_chroot +1$'
+	assert_line --regexp '^mode auto uses +chroot$'
 }
 
 @test "doctor: reports user namespaces unavailable, naming the sysctl" {
 	edr_run doctor
 	assert_line --regexp '^user namespaces \(mode userns\) +unavailable: user\.max_user_namespaces=0$'
-}
-
-@test "doctor: says mode auto uses chroot" {
-	edr_run doctor
-	assert_line --regexp '^mode auto uses +chroot$'
 }
 
 @test "modes: --mode=chroot works" {
