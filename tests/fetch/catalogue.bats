@@ -29,15 +29,7 @@ teardown() { fetch_teardown; }
 @test "templates --json is one JSON document with resolved URLs" {
 	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE" "the small one"
 	edr_run templates --index "$HTTP/$D/index" --json
-	assert_status 0
-	run python3 -c '
-import json, sys
-d = json.loads(sys.stdin.read())
-assert len(d) == 1, d
-e = d[0]
-print(e["name"], e["url"], e["sha256"], e["size_bytes"], e["cached"], e["description"])' <<< "$output"
-	assert_success
-	assert_output "t $HTTP/t.tar.gz $TSHA $TSIZE False the small one"
+	assert_lists_t_as_json
 }
 
 @test "templates shows a fetched template as cached" {

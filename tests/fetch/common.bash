@@ -42,9 +42,14 @@ start_server() { # NAME [server.py options]: sets <NAME>_PORT via $S/NAME.port
 	return 1
 }
 
-fetch_setup_file() {
+fetch_check_prerequisites() {
 	[[ -x ${EDR_BIN:-} ]] || { echo "EDR_BIN unset: run through tests/fetch/run" >&2; return 1; }
 	[[ -f ${EDR_TEMPLATE:-} ]] || { echo "EDR_TEMPLATE unset: run through tests/fetch/run" >&2; return 1; }
+}
+
+# The file's web root WWW, empty request logs and a CA with its server certificate in S;
+# whichever server the suite starts serves WWW.
+fetch_prepare_site() {
 	command -v python3 >/dev/null || { echo "python3 is needed (apt-get install python3)" >&2; return 1; }
 	command -v openssl >/dev/null || { echo "openssl is needed (apt-get install openssl)" >&2; return 1; }
 	export S=$BATS_FILE_TMPDIR
@@ -53,16 +58,40 @@ fetch_setup_file() {
 	: > "$S/http.log"
 	: > "$S/https.log"
 	make_certs "$S"
-	start_server http
-	start_server https --tls "$S/server.pem" "$S/server.key"
+}
+
+# Once the server listens on HTTP_PORT and HTTPS_PORT: its URLs, and the template t.tar.gz
+# published in WWW with its digest TSHA and size TSIZE.
+fetch_publish_template() {
 	export HTTP_PORT HTTPS_PORT CA=$S/ca.pem
-	HTTP_PORT=$(cat "$S/http.port")
-	HTTPS_PORT=$(cat "$S/https.port")
 	export HTTP=http://127.0.0.1:$HTTP_PORT HTTPS=https://127.0.0.1:$HTTPS_PORT
 	cp "$EDR_TEMPLATE" "$WWW/t.tar.gz"
 	export TSHA TSIZE
 	TSHA=$(sha256sum "$WWW/t.tar.gz" | cut -d' ' -f1)
 	TSIZE=$(stat -c %s "$WWW/t.tar.gz")
+}
+
+fetch_setup_file() {
+	fetch_check_prerequisites || return 1
+	fetch_prepare_site || return 1
+	start_server http
+	start_server https --tls "$S/server.pem" "$S/server.key"
+	HTTP_PORT=$(cat "$S/http.port")
+	HTTPS_PORT=$(cat "$S/https.port")
+	fetch_publish_template
+}
+
+# assert_lists_t_as_json: the last `templates --json` printed the one template t, uncached.
+assert_lists_t_as_json() {
+	assert_status 0
+	run python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+assert len(d) == 1, d
+e = d[0]
+print(e["name"], e["url"], e["sha256"], e["size_bytes"], e["cached"], e["description"])' <<< "$output"
+	assert_success
+	assert_output "t $HTTP/t.tar.gz $TSHA $TSIZE False the small one"
 }
 
 fetch_teardown_file() {

@@ -125,29 +125,16 @@ nginx_stop() {
 }
 
 nginx_setup_file() {
-	[[ -x ${EDR_BIN:-} ]] || { echo "EDR_BIN unset: run through tests/fetch/run" >&2; return 1; }
-	[[ -f ${EDR_TEMPLATE:-} ]] || { echo "EDR_TEMPLATE unset: run through tests/fetch/run" >&2; return 1; }
+	fetch_check_prerequisites || return 1
 	# bats 1.8 cannot skip from setup_file: nginx_setup skips each test instead.
 	export NGINX_MISSING=
 	if [[ -z $(nginx_bin) ]]; then
 		NGINX_MISSING="nginx is not installed (apt-get install nginx)"
 		return 0
 	fi
-	command -v python3 >/dev/null || { echo "python3 is needed (apt-get install python3)" >&2; return 1; }
-	command -v openssl >/dev/null || { echo "openssl is needed (apt-get install openssl)" >&2; return 1; }
-	export S=$BATS_FILE_TMPDIR
-	export WWW=$S/www
-	mkdir -p "$WWW"
-	: > "$S/http.log"
-	: > "$S/https.log"
-	make_certs "$S"
+	fetch_prepare_site || return 1
 	nginx_start || return 1
-	export HTTP_PORT HTTPS_PORT CA=$S/ca.pem
-	export HTTP=http://127.0.0.1:$HTTP_PORT HTTPS=https://127.0.0.1:$HTTPS_PORT
-	cp "$EDR_TEMPLATE" "$WWW/t.tar.gz"
-	export TSHA TSIZE
-	TSHA=$(sha256sum "$WWW/t.tar.gz" | cut -d' ' -f1)
-	TSIZE=$(stat -c %s "$WWW/t.tar.gz")
+	fetch_publish_template
 }
 
 nginx_teardown_file() {

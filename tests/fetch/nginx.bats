@@ -32,15 +32,7 @@ big_template() {
 	assert_line --regexp '^t +[0-9.]+ (KiB|MiB) +no +the small one$'
 	[[ ${#lines[@]} -eq 2 ]] || fail "$(last_run)"
 	edr_run templates --index "$IDX" --json
-	assert_status 0
-	run python3 -c '
-import json, sys
-d = json.loads(sys.stdin.read())
-assert len(d) == 1, d
-e = d[0]
-print(e["name"], e["url"], e["sha256"], e["size_bytes"], e["cached"], e["description"])' <<< "$output"
-	assert_success
-	assert_output "t $HTTP/t.tar.gz $TSHA $TSIZE False the small one"
+	assert_lists_t_as_json
 	http_log | grep -q "^GET /$D/index HTTP/1.1 status=200 " || fail "$(http_log)"
 }
 
