@@ -13,6 +13,7 @@
 #include "userconfig.h"
 #include "digest.h"
 #include "meta.h"
+#include "paths.h"
 #include "util.h"
 
 #define CACHE_DIR_MODE 0700
@@ -31,7 +32,7 @@ cache_init (struct cache *c, const char *cache_home)
 void
 cache_open (struct cache *c)
 {
-  cleanup_free char *home = config_xdg_dir ("XDG_CACHE_HOME", ".cache");
+  cleanup_free char *home = paths_xdg_dir ("XDG_CACHE_HOME", ".cache");
   cache_init (c, home);
   const char *dirs[] = { c->base, c->sha256, c->origin, c->partial, c->locks };
   for (size_t i = 0; i < N_ELEMENTS (dirs); i++)

@@ -24,6 +24,7 @@
 #include "meta.h"
 #include "progress.h"
 #include "name.h"
+#include "paths.h"
 #include "util.h"
 
 #define URL_KEY_PREFIX "url-"
@@ -177,7 +178,7 @@ static bool
 is_cached (const char *hex)
 {
   struct cache c;
-  cleanup_free char *home = config_xdg_dir ("XDG_CACHE_HOME", ".cache");
+  cleanup_free char *home = paths_xdg_dir ("XDG_CACHE_HOME", ".cache");
   cache_init (&c, home);
   cleanup_free char *path = xasprintf ("%s/%s", c.sha256, hex);
   cache_clear (&c);
@@ -252,7 +253,7 @@ fetch_template (const char *name, const struct fetch_opts *o)
   bool downloaded;
   close (open_template (name, o, &url, hex, &downloaded));
   struct cache c;
-  cleanup_free char *home = config_xdg_dir ("XDG_CACHE_HOME", ".cache");
+  cleanup_free char *home = paths_xdg_dir ("XDG_CACHE_HOME", ".cache");
   cache_init (&c, home);
   if (chatty (o))
     fprintf (stderr, "%s: %s %s (sha256 %s)\n", PROGRAM_NAME, name,

@@ -7,13 +7,29 @@
 #include "util.h"
 
 char *
-paths_data_home (const char *xdg_data_home, const char *home)
+paths_xdg_home (const char *value, const char *home, const char *home_subdir)
 {
-  if (xdg_data_home != NULL && xdg_data_home[0] == '/')
-    return xstrdup (xdg_data_home);
+  if (value != NULL && value[0] == '/')
+    return xstrdup (value);
   if (home != NULL && home[0] == '/')
-    return xasprintf ("%s/.local/share", home);
+    return xasprintf ("%s/%s", home, home_subdir);
   return NULL;
+}
+
+char *
+paths_xdg_dir (const char *var, const char *home_subdir)
+{
+  const char *home = getenv ("HOME");
+  if (home == NULL || home[0] != '/')
+    {
+      struct passwd *pw = getpwuid (getuid ());
+      home = pw != NULL ? pw->pw_dir : NULL;
+    }
+  char *dir = paths_xdg_home (getenv (var), home, home_subdir);
+  if (dir == NULL)
+    die ("cannot find the %s directory: neither %s nor HOME is an absolute path", home_subdir,
+         var);
+  return dir;
 }
 
 void
@@ -39,15 +55,7 @@ store_paths_clear (struct store_paths *p)
 void
 store_paths_from_env (struct store_paths *p)
 {
-  const char *home = getenv ("HOME");
-  if (home == NULL || home[0] != '/')
-    {
-      struct passwd *pw = getpwuid (getuid ());
-      home = pw != NULL ? pw->pw_dir : NULL;
-    }
-  cleanup_free char *data_home = paths_data_home (getenv ("XDG_DATA_HOME"), home);
-  if (data_home == NULL)
-    die ("cannot find the data directory: neither XDG_DATA_HOME nor HOME is an absolute path");
+  cleanup_free char *data_home = paths_xdg_dir ("XDG_DATA_HOME", ".local/share");
   store_paths_init (p, data_home);
 }
 

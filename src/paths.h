@@ -1,10 +1,14 @@
 /* Where devroots, their metadata, staging areas and locks live. */
 #pragma once
 
-/* The XDG data directory: XDG_DATA_HOME when it is an absolute path (the XDG spec says a
- * relative one is ignored), else HOME/.local/share. NULL when neither can be used. Pure: the
- * unit tests call it with chosen values. */
-char *paths_data_home (const char *xdg_data_home, const char *home);
+/* An XDG base directory: VALUE (of XDG_DATA_HOME, XDG_CACHE_HOME...) when it is an absolute
+ * path (the XDG spec says a relative one is ignored), else HOME/HOME_SUBDIR. NULL when neither
+ * can be used. Pure: the unit tests call it with chosen values. */
+char *paths_xdg_home (const char *value, const char *home, const char *home_subdir);
+
+/* paths_xdg_home() for the environment variable VAR, with HOME from the environment, else the
+ * passwd entry. die()s when neither gives an absolute path. */
+char *paths_xdg_dir (const char *var, const char *home_subdir);
 
 /* The store's layout under DATA_HOME/enter-devroot. All strings are owned by the struct. */
 struct store_paths

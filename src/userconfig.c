@@ -1,11 +1,10 @@
 /* Which template catalogue to use: built-in default < config file < environment < option. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "paths.h"
 #include "userconfig.h"
 #include "util.h"
 
@@ -70,27 +69,9 @@ config_parse_index (const char *text, char **index_out, char **error)
 }
 
 char *
-config_xdg_dir (const char *var, const char *home_subdir)
-{
-  const char *value = getenv (var);
-  if (value != NULL && value[0] == '/')
-    return xstrdup (value);
-  const char *home = getenv ("HOME");
-  if (home == NULL || home[0] != '/')
-    {
-      struct passwd *pw = getpwuid (getuid ());
-      home = pw != NULL ? pw->pw_dir : NULL;
-    }
-  if (home == NULL || home[0] != '/')
-    die ("cannot find the %s directory: neither %s nor HOME is an absolute path", home_subdir,
-         var);
-  return xasprintf ("%s/%s", home, home_subdir);
-}
-
-char *
 config_index_url (const char *option)
 {
-  cleanup_free char *dir = config_xdg_dir ("XDG_CONFIG_HOME", ".config");
+  cleanup_free char *dir = paths_xdg_dir ("XDG_CONFIG_HOME", ".config");
   cleanup_free char *path = xasprintf ("%s/enter-devroot/config", dir);
   cleanup_free char *from_file = NULL;
   cleanup_free char *text = load_file_at (AT_FDCWD, path, CONFIG_MAX_BYTES, NULL);

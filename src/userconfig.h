@@ -25,7 +25,3 @@ int config_parse_index (const char *text, char **index_out, char **error);
  * do when none is configured, or when the config file is unreadable or malformed. */
 char *config_index_url (const char *option);
 
-/* An XDG base directory: the variable VAR when it holds an absolute path (the XDG spec
- * says a relative one is ignored), else HOME/HOME_SUBDIR (HOME from the environment, else
- * the passwd entry). die()s when neither works. */
-char *config_xdg_dir (const char *var, const char *home_subdir);

@@ -6,7 +6,7 @@
 static void
 absolute_xdg_data_home_wins (void **state)
 {
-  char *d = paths_data_home ("/data/xdg", "/home/u");
+  char *d = paths_xdg_home ("/data/xdg", "/home/u", ".local/share");
   assert_string_equal (d, "/data/xdg");
   free (d);
 }
@@ -14,7 +14,7 @@ absolute_xdg_data_home_wins (void **state)
 static void
 relative_xdg_data_home_is_ignored (void **state)
 {
-  char *d = paths_data_home ("relative/xdg", "/home/u");
+  char *d = paths_xdg_home ("relative/xdg", "/home/u", ".local/share");
   assert_string_equal (d, "/home/u/.local/share");
   free (d);
 }
@@ -22,7 +22,7 @@ relative_xdg_data_home_is_ignored (void **state)
 static void
 empty_xdg_data_home_is_ignored (void **state)
 {
-  char *d = paths_data_home ("", "/home/u");
+  char *d = paths_xdg_home ("", "/home/u", ".local/share");
   assert_string_equal (d, "/home/u/.local/share");
   free (d);
 }
@@ -30,7 +30,7 @@ empty_xdg_data_home_is_ignored (void **state)
 static void
 unset_xdg_data_home_uses_home (void **state)
 {
-  char *d = paths_data_home (NULL, "/home/u");
+  char *d = paths_xdg_home (NULL, "/home/u", ".local/share");
   assert_string_equal (d, "/home/u/.local/share");
   free (d);
 }
@@ -38,8 +38,8 @@ unset_xdg_data_home_uses_home (void **state)
 static void
 no_usable_directory_is_null (void **state)
 {
-  assert_null (paths_data_home (NULL, NULL));
-  assert_null (paths_data_home ("rel", "also-relative"));
+  assert_null (paths_xdg_home (NULL, NULL, ".local/share"));
+  assert_null (paths_xdg_home ("rel", "also-relative", ".local/share"));
 }
 
 static void
