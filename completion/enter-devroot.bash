@@ -40,13 +40,13 @@ _enter_devroot()
 
 	local opts=""
 	case $sub in
-	create) opts="--from --template --sha256 --no-verify --index --cacert --quiet --help" ;;
+	create) opts="--from --template --sha256 --no-verify --max-size --index --cacert --quiet --help" ;;
 	templates) opts="--index --json --cacert --help" ;;
 	fetch) opts="--index --cacert --quiet --help" ;;
 	cache)
 		[[ $cword -eq 2 ]] && { COMPREPLY=($(compgen -W "list clean" -- "$cur")); return; }
 		opts="--json --quiet --help" ;;
-	enter|run) opts="--workdir --env --clear-env --mode --help" ;;
+	enter|run) opts="--workdir --env --clear-env --mode --no-landlock --help" ;;
 	list) opts="--json --help" ;;
 	path|remove|doctor) opts="--help" ;;
 	help) COMPREPLY=($(compgen -W "$subcommands" -- "$cur")); return ;;

@@ -34,7 +34,7 @@ struct command_info
 static const struct command_info commands[] = {
   { "create", CMD_CREATE, true,
     "create NAME [--from FILE|URL] [--template T] [--sha256 HEX] [--no-verify]\n"
-    "                       [--index URL] [--cacert FILE] [--quiet]",
+    "                       [--max-size SIZE] [--index URL] [--cacert FILE] [--quiet]",
     "Unpack a root filesystem into a new devroot NAME.\n"
     "\n"
     "  --from FILE       a tar archive (uncompressed, gzip, bzip2, xz, lzma, zstd, lz4)\n"
@@ -43,6 +43,9 @@ static const struct command_info commands[] = {
     "  --template T      template T from the catalogue, fetched and verified unless cached\n"
     "  --sha256 HEX      refuse the archive unless its SHA-256 is HEX\n"
     "  --no-verify       accept a --from URL download without --sha256\n"
+    "  --max-size SIZE   stop (and remove everything) once the unpacked files add up to more\n"
+    "                    than SIZE bytes (K, M, G, T suffixes; default\n"
+    "                    $ENTER_DEVROOT_MAX_ROOT_SIZE, else 64G)\n"
     "  --index URL       the catalogue (see 'help templates' for the default)\n"
     "  --cacert FILE     trust the CA certificates in FILE (default: $CURL_CA_BUNDLE, else\n"
     "                    the system's)\n"
@@ -144,7 +147,8 @@ cli_print_help (const char *topic)
           "  CURL_CA_BUNDLE  CA certificates to trust for https (when no --cacert)\n"
           "  ENTER_DEVROOT_CONNECT_TIMEOUT, ENTER_DEVROOT_LOW_SPEED_TIME  seconds before a\n"
           "                  download gives up connecting (30) or crawling below 1 KiB/s (30)\n"
-          "  ENTER_DEVROOT_MAX_DOWNLOAD  bytes a download of unannounced size may reach (64 GiB)\n\n"
+          "  ENTER_DEVROOT_MAX_DOWNLOAD  bytes a download of unannounced size may reach (64 GiB)\n"
+          "  ENTER_DEVROOT_MAX_ROOT_SIZE  bytes a new root may unpack to (64G; see create)\n\n"
           "See '%s help SUBCOMMAND' and enter-devroot(1).\n", PROGRAM_NAME);
   return 0;
 }
@@ -176,6 +180,8 @@ enum option_id
   OPT_CACERT,
   OPT_QUIET,
   OPT_NO_VERIFY,
+  OPT_MAX_SIZE,
+  OPT_NO_LANDLOCK,
 };
 
 struct option_info
@@ -203,6 +209,8 @@ static const struct option_info options[] = {
   { "cacert", OPT_CACERT, true, FETCHING },
   { "quiet", OPT_QUIET, false, ON (CMD_CREATE) | ON (CMD_FETCH) | ON (CMD_CACHE) },
   { "no-verify", OPT_NO_VERIFY, false, ON (CMD_CREATE) },
+  { "max-size", OPT_MAX_SIZE, true, ON (CMD_CREATE) },
+  { "no-landlock", OPT_NO_LANDLOCK, false, ENTERING },
 };
 
 static void
@@ -244,6 +252,12 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
     case OPT_CACERT: cli->cacert = arg; break;
     case OPT_QUIET: cli->quiet = true; break;
     case OPT_NO_VERIFY: cli->no_verify = true; break;
+    case OPT_MAX_SIZE:
+      if (parse_byte_size (arg, &cli->max_size) < 0 || cli->max_size == 0)
+        usage_error (c->name, "invalid --max-size '%s': expected a byte count such as 512M or 8G",
+                     arg);
+      break;
+    case OPT_NO_LANDLOCK: cli->enter.no_landlock = true; break;
     default:
       break;
     }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "enter.h"
 
@@ -33,6 +34,7 @@ struct cli
   const char *cacert;      /* templates, fetch, create --cacert FILE */
   bool quiet;              /* fetch, create, cache --quiet */
   bool no_verify;          /* create --from URL --no-verify */
+  uint64_t max_size;       /* create --max-size: unpacked bytes allowed; 0 when not given */
   const char *cache_action; /* cache list|clean */
   const char *help_topic;  /* help SUBCOMMAND */
   struct enter_opts enter; /* enter and run; enter.env.assignments is owned */

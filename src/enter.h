@@ -1,6 +1,8 @@
 /* Entering a devroot: the in-process sequence from "a path" to "exec inside it". */
 #pragma once
 
+#include <stdbool.h>
+
 #include "env.h"
 
 enum enter_mode
@@ -14,6 +16,7 @@ struct enter_opts
 {
   enum enter_mode mode;
   const char *workdir;  /* NULL: the user's home inside the root, else "/" */
+  bool no_landlock;     /* --no-landlock: no Landlock domain around the devroot */
   struct env_opts env;
   char **argv;          /* NULL: the user's shell from the root's /etc/passwd */
 };

@@ -1,6 +1,7 @@
 /* enter-devroot: unpack root filesystems under your home and enter them without privileges.
  * This file only dispatches; each subcommand lives in the file named for its concern. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,12 +31,31 @@ refuse_existing_root (const char *name)
     die ("cannot create '%s': it already exists (%s)", name, root);
 }
 
+/* A root may unpack to at most this many bytes unless --max-size or
+ * ENTER_DEVROOT_MAX_ROOT_SIZE say otherwise: a decompression bomb stops here. */
+#define DEFAULT_MAX_ROOT_SIZE (64ULL * 1024 * 1024 * 1024)
+
+static uint64_t
+max_root_size (const struct cli *cli)
+{
+  if (cli->max_size != 0)
+    return cli->max_size;
+  const char *s = getenv ("ENTER_DEVROOT_MAX_ROOT_SIZE");
+  if (s == NULL || s[0] == '\0')
+    return DEFAULT_MAX_ROOT_SIZE;
+  uint64_t v;
+  if (parse_byte_size (s, &v) < 0 || v == 0)
+    die ("invalid ENTER_DEVROOT_MAX_ROOT_SIZE '%s': expected a byte count such as 512M or 8G", s);
+  return v;
+}
+
 static void
 create (const struct cli *cli)
 {
   struct source src = { .fd = -1 };
   struct fetch_opts fo = { .index = cli->index, .cacert = cli->cacert, .quiet = cli->quiet };
   name_check (cli->name); /* before any download, not after */
+  uint64_t max_size = max_root_size (cli);
   if (cli->template_name != NULL || (cli->from != NULL && fetch_is_url (cli->from)))
     refuse_existing_root (cli->name);
   if (cli->template_name != NULL)
@@ -60,7 +80,7 @@ create (const struct cli *cli)
   cleanup_free char *label = xasprintf ("unpacking %s", cli->name);
   struct progress bar;
   progress_begin (&bar, show, label, show ? (uint64_t) st.st_size : 0, 0);
-  struct extract_opts xopts = { .max_bytes = 0, .progress = progress_advance,
+  struct extract_opts xopts = { .max_bytes = max_size, .progress = progress_advance,
                                 .progress_data = &bar };
   store_create (cli->name, &src, &xopts);
   progress_end (&bar);

@@ -303,6 +303,36 @@ str_has_prefix (const char *s, const char *prefix)
   return strncmp (s, prefix, strlen (prefix)) == 0;
 }
 
+int
+parse_byte_size (const char *s, uint64_t *out)
+{
+  static const char units[] = "KMGT";
+  if (s == NULL || s[0] < '0' || s[0] > '9')
+    return errno = EINVAL, -1;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull (s, &end, 10);
+  if (errno != 0)
+    return -1;
+  if (*end != '\0')
+    {
+      const char *u = strchr (units, *end);
+      if (u == NULL)
+        return errno = EINVAL, -1;
+      end++;
+      if (strcmp (end, "iB") != 0 && strcmp (end, "B") != 0 && *end != '\0')
+        return errno = EINVAL, -1;
+      for (const char *k = units; k <= u; k++)
+        {
+          if (v > UINT64_MAX / 1024)
+            return errno = ERANGE, -1;
+          v *= 1024;
+        }
+    }
+  *out = v;
+  return 0;
+}
+
 void
 strbuf_append_len (struct strbuf *sb, const char *s, size_t len)
 {

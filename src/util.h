@@ -82,6 +82,11 @@ void close_fds_from (int lowfd);
 
 bool str_has_prefix (const char *s, const char *prefix);
 
+/* Parse a byte count: digits, optionally followed by K, M, G or T (powers of 1024, an
+ * optional "iB" or "B" after the letter). 0 on success, -1 (errno EINVAL or ERANGE) for
+ * anything else: empty, signs, spaces, unknown suffixes, overflow. */
+int parse_byte_size (const char *s, uint64_t *out);
+
 /* A growable string. */
 struct strbuf
 {
