@@ -639,7 +639,9 @@ apply_fixup (struct extractor *x, const struct dir_fixup *f)
 void
 extract_finish (struct extractor *x)
 {
-  qsort (x->fixups, x->n_fixups, sizeof *x->fixups, compare_fixups);
+  /* qsort's array must not be NULL, even when empty (an archive without directories). */
+  if (x->n_fixups > 0)
+    qsort (x->fixups, x->n_fixups, sizeof *x->fixups, compare_fixups);
   for (size_t i = 0; i < x->n_fixups; i++)
     if (x->fixups[i].path[0] != '\0')
       apply_fixup (x, &x->fixups[i]);
