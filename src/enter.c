@@ -152,9 +152,12 @@ enter_root (const char *name, const char *root, const struct enter_opts *opts)
   verify_inside (name);
 
   struct account acct = { 0 };
-  cleanup_free char *passwd = load_file_at (AT_FDCWD, "/etc/passwd", PASSWD_MAX_SIZE, NULL);
+  /* Freed here, not by a cleanup attribute: this function never returns, and a failed exec
+   * exits from below with the buffer unreachable (a leak to valgrind). acct holds copies. */
+  char *passwd = load_file_at (AT_FDCWD, "/etc/passwd", PASSWD_MAX_SIZE, NULL);
   if (passwd != NULL)
     account_parse_passwd (passwd, getuid (), &acct);
+  free (passwd);
   const char *home = is_directory (acct.home) ? acct.home : "/";
 
   const char *workdir = opts->workdir != NULL ? opts->workdir : home;
