@@ -2,17 +2,16 @@
  * Every capability is probed for real in a forked child (a probe chroots and unshares,
  * which the parent must not), never inferred from version numbers. */
 #include <errno.h>
-#include <linux/landlock.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "doctor.h"
 #include "paths.h"
 #include "userns.h"
@@ -100,18 +99,15 @@ make_probe_dir (void)
 }
 
 static char *
-landlock_abi (void)
+landlock_abi (int abi)
 {
-#ifdef SYS_landlock_create_ruleset
-  long abi = syscall (SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  if (abi >= 0)
-    return xasprintf ("%ld", abi);
-  if (errno == EOPNOTSUPP)
+  if (abi >= 1)
+    return xasprintf ("%d", abi);
+  if (abi == -EOPNOTSUPP)
     return xstrdup ("unavailable (disabled at boot: add landlock to lsm=)");
-  return xasprintf ("unavailable (%s)", strerror (errno));
-#else
-  return xstrdup ("unavailable (built without Landlock headers)");
-#endif
+  if (abi == -ENOSYS)
+    return xstrdup ("unavailable (kernel built without Landlock)");
+  return xasprintf ("unavailable (%s)", strerror (-abi));
 }
 
 int
@@ -151,8 +147,11 @@ doctor_run (void)
   sysctl_line ("kernel.apparmor_restrict_unprivileged_userns", SYSCTL_APPARMOR_RESTRICT_USERNS,
                "absent");
 
-  cleanup_free char *landlock = landlock_abi ();
+  int abi = confine_landlock_abi ();
+  cleanup_free char *landlock = landlock_abi (abi);
   line ("Landlock ABI", landlock);
+  line ("enter confines with Landlock", confine_landlock_summary (abi));
+  line ("enter blocks terminal injection", "TIOCSTI, TIOCLINUX (seccomp)");
 
   const char *auto_mode = chroot_err == 0 ? "chroot" : userns_err == 0 ? "userns" : NULL;
   line ("mode auto uses", auto_mode != NULL ? auto_mode : "nothing: no mode works here");

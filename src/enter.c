@@ -15,8 +15,12 @@
  *   6. check that getcwd() is "/" and "." is "/" (the runc lesson: never trust the cwd);
  *   7. chdir to --workdir or the home from the root's /etc/passwd;
  *   8. build the environment;
- *   9. exec, searching PATH inside the root.
- * (Issue 5's Landlock domain and new session go between 8 and 9.)
+ *   9. confine (confine.c): a Landlock domain limiting the filesystem to the root and
+ *      scoping signals, abstract sockets and ptrace (unless --no-landlock; one warning
+ *      line where the kernel lacks it), then a seccomp filter against terminal injection
+ *      (TIOCSTI, TIOCLINUX). No setsid(): it would cost the interactive shell its
+ *      controlling terminal, hence job control and ^C (see confine.c);
+ *  10. exec, searching PATH inside the root.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +34,7 @@
 #include <unistd.h>
 
 #include "account.h"
+#include "confine.h"
 #include "enter.h"
 #include "userns.h"
 #include "util.h"
@@ -173,5 +178,6 @@ enter_root (const char *name, const char *root, const struct enter_opts *opts)
    * With commands piped in rather than a terminal, it is a plain script reader, so its
    * output is theirs alone (no banner, no prompts), as `ssh host < script` behaves. */
   char *shell_argv[] = { xstrdup (shell), isatty (STDIN_FILENO) ? xstrdup ("-i") : NULL, NULL };
+  confine_root (name, opts->no_landlock);
   exec_command (opts->argv != NULL ? opts->argv : shell_argv, envp);
 }
