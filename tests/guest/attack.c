@@ -1,0 +1,304 @@
+/* edr-attack: the attacks a process inside a devroot could try on the world outside it,
+ * and the outside helpers they need. Built static (it runs inside a busybox root).
+ *
+ * Each attack prints one word on stdout: "ok" when the attack worked, else the name of
+ * the errno that stopped it (EPERM, EACCES, ...). The tests compare that word inside a
+ * devroot with the same attack outside (or with --no-landlock), so they can fail.
+ *
+ *   tiocsti [high]           ioctl(0, TIOCSTI): push a byte into the terminal's input;
+ *                            "high" sets bit 32 of the request (CVE-2019-10063)
+ *   tioclinux                ioctl(0, TIOCLINUX, paste selection)
+ *   kill PID                 kill(PID, 0)
+ *   ptrace PID               PTRACE_ATTACH then detach
+ *   vmwrite PID              process_vm_writev into PID (an unmapped address: EFAULT
+ *                            means the permission check passed)
+ *   getfd PID                pidfd_open(PID) + pidfd_getfd(fd 0)
+ *   connect-abstract NAME    connect to the abstract unix socket @NAME
+ *   recvfd SOCK PATH         receive a directory fd over the unix socket SOCK, then
+ *                            openat(fd, PATH) and read it
+ *   chroot-escape PATH       the classic nested chroot breakout (mkdir, chroot without
+ *                            chdir, ".." up, chroot "."), then open PATH
+ *   dotdot PATH              chdir("..") many times from the root, then open PATH
+ * Not an attack:
+ *   ctty                     "ok" when stdin is our controlling terminal, in our session
+ * Outside helpers (long-running; they exit after one client or 60 s):
+ *   listen-abstract NAME     listen on @NAME, print "ready"
+ *   sendfd SOCK DIR          listen on the pathname socket SOCK, send an fd of DIR
+ *   no-landlock CMD...       exec CMD with landlock_create_ruleset failing ENOSYS (a
+ *                            seccomp filter: a kernel without Landlock, for real)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define HELPER_TIMEOUT 60
+
+static int
+result (long r)
+{
+  if (r >= 0)
+    {
+      puts ("ok");
+      return 0;
+    }
+  const char *n = strerrorname_np (errno);
+  puts (n != NULL ? n : "E?");
+  return 1;
+}
+
+static pid_t
+pid_arg (const char *s)
+{
+  return (pid_t) strtol (s, NULL, 10);
+}
+
+static socklen_t
+abstract_addr (struct sockaddr_un *a, const char *name)
+{
+  memset (a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  size_t n = strlen (name);
+  if (n > sizeof a->sun_path - 2)
+    exit (2);
+  memcpy (a->sun_path + 1, name, n);
+  return offsetof (struct sockaddr_un, sun_path) + 1 + n;
+}
+
+static socklen_t
+path_addr (struct sockaddr_un *a, const char *path)
+{
+  memset (a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  if (strlen (path) >= sizeof a->sun_path)
+    exit (2);
+  strcpy (a->sun_path, path);
+  return sizeof *a;
+}
+
+static int
+listen_on (struct sockaddr_un *a, socklen_t len)
+{
+  int s = socket (AF_UNIX, SOCK_STREAM, 0);
+  if (s < 0 || bind (s, (struct sockaddr *) a, len) < 0 || listen (s, 1) < 0)
+    {
+      perror ("edr-attack: listen");
+      exit (2);
+    }
+  puts ("ready");
+  fflush (stdout);
+  alarm (HELPER_TIMEOUT);
+  return s;
+}
+
+static int
+open_and_read (int dirfd, const char *path)
+{
+  int fd = openat (dirfd, path, O_RDONLY);
+  if (fd < 0)
+    return result (-1);
+  char buf[1];
+  return result (read (fd, buf, sizeof buf));
+}
+
+static int
+send_fd (const char *sock, const char *dir)
+{
+  int dfd = open (dir, O_RDONLY | O_DIRECTORY);
+  if (dfd < 0)
+    {
+      perror ("edr-attack: sendfd: open");
+      return 2;
+    }
+  struct sockaddr_un a;
+  unlink (sock);
+  int s = listen_on (&a, path_addr (&a, sock));
+  int c = accept (s, NULL, NULL);
+  if (c < 0)
+    return 2;
+  char byte = 'x';
+  struct iovec iov = { &byte, 1 };
+  union { char buf[CMSG_SPACE (sizeof (int))]; struct cmsghdr align; } u;
+  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                      .msg_controllen = sizeof u.buf };
+  struct cmsghdr *c1 = CMSG_FIRSTHDR (&m);
+  c1->cmsg_level = SOL_SOCKET;
+  c1->cmsg_type = SCM_RIGHTS;
+  c1->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (c1), &dfd, sizeof dfd);
+  return sendmsg (c, &m, 0) == 1 ? 0 : 2;
+}
+
+static int
+recv_fd (const char *sock, const char *path)
+{
+  struct sockaddr_un a;
+  socklen_t len = path_addr (&a, sock);
+  int s = socket (AF_UNIX, SOCK_STREAM, 0);
+  if (s < 0 || connect (s, (struct sockaddr *) &a, len) < 0)
+    {
+      perror ("edr-attack: recvfd: connect");
+      return 2;
+    }
+  char byte;
+  struct iovec iov = { &byte, 1 };
+  union { char buf[CMSG_SPACE (sizeof (int))]; struct cmsghdr align; } u;
+  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                      .msg_controllen = sizeof u.buf };
+  if (recvmsg (s, &m, 0) != 1)
+    return 2;
+  struct cmsghdr *c1 = CMSG_FIRSTHDR (&m);
+  if (c1 == NULL || c1->cmsg_type != SCM_RIGHTS)
+    return 2;
+  int dfd;
+  memcpy (&dfd, CMSG_DATA (c1), sizeof dfd);
+  return open_and_read (dfd, path);
+}
+
+static int
+chroot_escape (const char *path)
+{
+  mkdir ("/.edr-escape", 0700);
+  if (chroot ("/.edr-escape") < 0)
+    return result (-1);
+  for (int i = 0; i < 64; i++)
+    if (chdir ("..") < 0)
+      return result (-1);
+  if (chroot (".") < 0)
+    return result (-1);
+  return open_and_read (AT_FDCWD, path);
+}
+
+static int
+dotdot (const char *path)
+{
+  for (int i = 0; i < 64; i++)
+    if (chdir ("..") < 0)
+      return result (-1);
+  return open_and_read (AT_FDCWD, path);
+}
+
+/* Make landlock_create_ruleset fail ENOSYS, as on a kernel built without Landlock. */
+static int
+no_landlock_exec (char **argv)
+{
+  struct sock_filter f[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_landlock_create_ruleset, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog p = { .len = sizeof f / sizeof f[0], .filter = f };
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
+      || prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p, 0, 0) < 0)
+    {
+      perror ("edr-attack: no-landlock: seccomp");
+      return 2;
+    }
+  execvp (argv[0], argv);
+  perror ("edr-attack: no-landlock: exec");
+  return 127;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc < 2)
+    {
+      fprintf (stderr, "usage: edr-attack ATTACK [ARGS] (see attack.c)\n");
+      return 2;
+    }
+  const char *what = argv[1];
+  const char *a1 = argc > 2 ? argv[2] : "";
+  const char *a2 = argc > 3 ? argv[3] : "";
+
+  if (strcmp (what, "tiocsti") == 0)
+    {
+      unsigned long req = TIOCSTI;
+      if (strcmp (a1, "high") == 0)
+        req |= 1UL << 32;
+      char c = '#';
+      return result (syscall (SYS_ioctl, 0, req, &c));
+    }
+  if (strcmp (what, "tioclinux") == 0)
+    {
+      char sub = 3; /* TIOCL_PASTESEL */
+      return result (ioctl (0, TIOCLINUX, &sub));
+    }
+  if (strcmp (what, "kill") == 0)
+    return result (kill (pid_arg (a1), 0));
+  if (strcmp (what, "ptrace") == 0)
+    {
+      pid_t pid = pid_arg (a1);
+      if (ptrace (PTRACE_ATTACH, pid, NULL, NULL) < 0)
+        return result (-1);
+      waitpid (pid, NULL, __WALL);
+      ptrace (PTRACE_DETACH, pid, NULL, NULL);
+      return result (0);
+    }
+  if (strcmp (what, "vmwrite") == 0)
+    {
+      char buf[8] = { 0 };
+      struct iovec local = { buf, sizeof buf }, remote = { (void *) 0x1000, sizeof buf };
+      ssize_t r = process_vm_writev (pid_arg (a1), &local, 1, &remote, 1, 0);
+      if (r < 0 && errno == EFAULT)
+        r = 0; /* permitted: only the address was wrong */
+      return result (r);
+    }
+  if (strcmp (what, "getfd") == 0)
+    {
+      int pfd = syscall (SYS_pidfd_open, pid_arg (a1), 0);
+      if (pfd < 0)
+        return result (-1);
+      return result (syscall (SYS_pidfd_getfd, pfd, 0, 0));
+    }
+  if (strcmp (what, "connect-abstract") == 0)
+    {
+      struct sockaddr_un a;
+      socklen_t len = abstract_addr (&a, a1);
+      int s = socket (AF_UNIX, SOCK_STREAM, 0);
+      return result (s < 0 ? -1 : connect (s, (struct sockaddr *) &a, len));
+    }
+  if (strcmp (what, "recvfd") == 0)
+    return recv_fd (a1, a2);
+  if (strcmp (what, "chroot-escape") == 0)
+    return chroot_escape (a1);
+  if (strcmp (what, "ctty") == 0)
+    {
+      pid_t sid;
+      if (ioctl (0, TIOCGSID, &sid) < 0)
+        return result (-1);
+      errno = ESRCH;
+      return result (sid == getsid (0) ? 0 : -1);
+    }
+  if (strcmp (what, "dotdot") == 0)
+    return dotdot (a1);
+  if (strcmp (what, "listen-abstract") == 0)
+    {
+      struct sockaddr_un a;
+      int s = listen_on (&a, abstract_addr (&a, a1));
+      return accept (s, NULL, NULL) < 0 ? 2 : 0;
+    }
+  if (strcmp (what, "sendfd") == 0)
+    return send_fd (a1, a2);
+  if (strcmp (what, "no-landlock") == 0 && argc > 2)
+    return no_landlock_exec (argv + 2);
+  fprintf (stderr, "edr-attack: unknown attack %s\n", what);
+  return 2;
+}

@@ -1,0 +1,188 @@
+#!/usr/bin/env bats
+# Confinement beyond chroot (src/confine.c): what a process inside a devroot can no longer
+# do to the user's world outside it, each attack beside a control (the same attack outside
+# the devroot, or with --no-landlock) that shows it works there. edr-attack
+# (tests/guest/attack.c) prints "ok" when an attack worked, else the errno that stopped it.
+# The same cases run in the QEMU guest (tests/guest/escape.bats), without user namespaces.
+
+load common
+
+setup() {
+	edr_setup
+	[[ -x ${EDR_ATTACK:-} ]] || skip "edr-attack not built (needs a C compiler and static libc)"
+	mkdir -p "$OUT"
+	echo secret > "$OUT/secret"
+	edr create r >/dev/null 2>&1 || fail "cannot create devroot r"
+	cp "$EDR_ATTACK" "$(root_of r)/bin/edr-attack"
+	helpers=()
+}
+
+teardown() {
+	local p
+	for p in "${helpers[@]}"; do kill "$p" 2>/dev/null || true; done
+	edr_teardown
+}
+
+landlock_abi() { "$EDR_BIN" doctor 2>/dev/null | sed -n 's/^Landlock ABI  *\([0-9][0-9]*\)$/\1/p'; }
+need_landlock() {
+	local abi; abi=$(landlock_abi)
+	[[ -n $abi ]] || skip "no Landlock on this kernel (the degraded path is tested below)"
+	[[ $abi -ge ${1:-1} ]] || skip "Landlock ABI $abi < ${1:-1}"
+}
+
+# attack [--no-landlock] ATTACK ARGS...: run edr-attack inside devroot r; $output is its word.
+attack() {
+	local opt=()
+	[[ $1 == --no-landlock ]] && { opt=(--no-landlock); shift; }
+	run --separate-stderr "$EDR_BIN" run "${opt[@]}" r -- edr-attack "$@"
+}
+
+# A victim: a process of the same user outside the devroot.
+start_victim() {
+	sleep 300 3>&- &
+	victim=$!
+	helpers+=("$victim")
+}
+
+# tty CMD...: run CMD with a pseudo-terminal as its controlling terminal.
+tty_run() {
+	command -v script >/dev/null || skip "script(1) not installed (util-linux)"
+	run script -qec "$*" /dev/null
+	output=${output//$'\r'/}
+}
+
+@test "doctor says what entering applies: Landlock and the terminal-injection filter" {
+	edr_run doctor
+	assert_line --regexp '^Landlock ABI +'
+	assert_line --regexp '^enter confines with Landlock +'
+	assert_line --regexp '^enter blocks terminal injection +TIOCSTI, TIOCLINUX \(seccomp\)$'
+}
+
+@test "with Landlock ABI >= 6, entering prints no warning" {
+	need_landlock 6
+	edr_run run r -- true
+	assert_success
+	assert_equal "$stderr" ""
+}
+
+@test "without Landlock in the kernel: one warning line, and the devroot still works" {
+	run --separate-stderr "$EDR_ATTACK" no-landlock "$EDR_BIN" run r -- /bin/echo inside
+	assert_success
+	assert_output inside
+	assert_equal "$(printf '%s\n' "$stderr" | wc -l)" 1
+	assert_regex "$stderr" "^enter-devroot: warning: root 'r': Landlock unavailable \(kernel built without it\): .*; see --no-landlock$"
+}
+
+@test "without Landlock in the kernel, --no-landlock: no warning" {
+	run --separate-stderr "$EDR_ATTACK" no-landlock "$EDR_BIN" run --no-landlock r -- /bin/echo inside
+	assert_success
+	assert_output inside
+	assert_equal "$stderr" ""
+}
+
+@test "--no-landlock: no warning, no domain (an fd from outside opens files outside)" {
+	edr_run run --no-landlock r -- true
+	assert_success
+	assert_equal "$stderr" ""
+}
+
+@test "a directory fd passed in over a unix socket opens nothing outside (runc CVE-2024-21626 class)" {
+	need_landlock
+	local sock=$(root_of r)/tmp/fd.sock
+	for opt in --no-landlock ""; do
+		rm -f "$sock"
+		"$EDR_ATTACK" sendfd "$sock" "$OUT" >/dev/null 3>&- &
+		helpers+=($!)
+		for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
+		attack $opt recvfd /tmp/fd.sock secret
+		if [[ -n $opt ]]; then assert_output ok; else assert_output EACCES; fi
+	done
+}
+
+@test "a nested chroot breakout reads nothing outside the root" {
+	need_landlock
+	attack chroot-escape "$OUT/secret"
+	# chroot itself may be refused (no CAP_SYS_CHROOT), else the open must be.
+	assert_output --regexp '^(EACCES|EPERM)$'
+	attack --no-landlock chroot-escape "$OUT/secret"
+	echo "# control (--no-landlock): $output" >&3
+}
+
+@test "\"..\" from the root stays in the root" {
+	attack dotdot "$OUT/secret"
+	assert_output ENOENT
+	attack dotdot /etc/passwd
+	assert_output ok
+}
+
+@test "signals to a process of the same user outside are refused (Landlock ABI 6 scope)" {
+	need_landlock 6
+	start_victim
+	attack --no-landlock kill "$victim"
+	assert_output ok
+	attack kill "$victim"
+	assert_output EPERM
+}
+
+@test "ptrace, process_vm_writev and pidfd_getfd of a process outside are refused" {
+	need_landlock
+	start_victim
+	for a in ptrace vmwrite getfd; do
+		run "$EDR_ATTACK" "$a" "$victim"
+		assert_output ok
+		attack "$a" "$victim"
+		assert_output EPERM
+		# In userns mode the namespace refuses too; in chroot mode (the guest, root)
+		# --no-landlock shows Landlock is what refuses.
+		attack --no-landlock "$a" "$victim"
+		echo "# $a with --no-landlock: $output" >&3
+	done
+}
+
+@test "connecting to an abstract unix socket outside is refused (Landlock ABI 6 scope)" {
+	need_landlock 6
+	local name=edr-test-$$-$RANDOM
+	for opt in --no-landlock ""; do
+		"$EDR_ATTACK" listen-abstract "$name" > "$T/listener" 3>&- &
+		helpers+=($!)
+		for _ in $(seq 50); do grep -q ready "$T/listener" 2>/dev/null && break; sleep 0.1; done
+		attack $opt connect-abstract "$name"
+		if [[ -n $opt ]]; then assert_output ok; else assert_output EPERM; fi
+		kill "${helpers[-1]}" 2>/dev/null || true
+		wait "${helpers[-1]}" 2>/dev/null || true
+	done
+}
+
+@test "TIOCSTI injects outside the devroot, and is refused inside (bubblewrap CVE-2017-5226)" {
+	[[ $(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null) == 1 ]] ||
+		skip "dev.tty.legacy_tiocsti is not 1: the kernel refuses TIOCSTI everywhere"
+	# The injected byte is echoed by the terminal before "ok": injection happened.
+	tty_run "$EDR_ATTACK" tiocsti
+	assert_output --regexp '^#ok$'
+	tty_run "$EDR_BIN" run r -- edr-attack tiocsti
+	assert_output EPERM
+	tty_run "$EDR_BIN" run --no-landlock r -- edr-attack tiocsti
+	assert_output EPERM
+}
+
+@test "TIOCSTI with high bits set in the request is refused too (flatpak CVE-2019-10063)" {
+	[[ $(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null) == 1 ]] ||
+		skip "dev.tty.legacy_tiocsti is not 1: the kernel refuses TIOCSTI everywhere"
+	tty_run "$EDR_ATTACK" tiocsti high
+	assert_output --regexp '^#ok$'
+	tty_run "$EDR_BIN" run r -- edr-attack tiocsti high
+	assert_output EPERM
+}
+
+@test "TIOCLINUX is refused by the filter (EPERM, not the kernel's own ENOTTY/EINVAL)" {
+	tty_run "$EDR_ATTACK" tioclinux
+	refute_output EPERM
+	refute_output ok
+	tty_run "$EDR_BIN" run r -- edr-attack tioclinux
+	assert_output EPERM
+}
+
+@test "no setsid: the command keeps the terminal as its controlling terminal (job control, ^C)" {
+	tty_run "$EDR_BIN" run r -- edr-attack ctty
+	assert_output ok
+}
