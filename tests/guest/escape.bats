@@ -57,7 +57,7 @@ tty_run() {
 }
 
 @test "escape: the environment inside names no host path of the root or the caller" {
-	edr_run run dev -- /bin/env
+	edr_run run dev -- /usr/bin/env
 	assert_status 0
 	refute_output --partial "$XDG_DATA_HOME"
 	refute_output --partial "$T"
@@ -121,6 +121,12 @@ tty_run() {
 	local a
 	for a in ptrace vmwrite getfd; do
 		attack --no-landlock "$a" "$victim"
+		if [[ $output == ENOSYS ]]; then
+			# process_vm_writev needs CONFIG_CROSS_MEMORY_ATTACH (the host's confine.bats
+			# covers it): nothing to attack here, with or without Landlock.
+			echo "# $a: ENOSYS in this kernel, not tested here" >&3
+			continue
+		fi
 		assert_output ok
 		attack "$a" "$victim"
 		assert_output EPERM
