@@ -26,6 +26,9 @@ struct command_info
   "  --clear-env       start from an empty environment: only PATH and --env\n" \
   "  --mode MODE       auto (default): chroot, falling back to a user namespace when the\n" \
   "                    kernel refuses; chroot: never fall back; userns: always use one\n" \
+  "  --no-landlock     no Landlock domain: processes inside may then open files outside\n" \
+  "                    through a passed fd, and signal or connect to your other processes\n" \
+  "                    (default: confined to the root where the kernel has Landlock)\n" \
   "\n" \
   "The environment keeps TERM, COLORTERM, LANG, LANGUAGE, LC_* and TZ from yours, and sets\n" \
   "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin, HOME, USER, LOGNAME\n" \
@@ -57,13 +60,15 @@ static const struct command_info commands[] = {
     "device nodes, FIFOs and sockets are skipped, setuid/setgid bits are dropped, ownership\n"
     "is not restored. Your user is added to the root's /etc/passwd and /etc/group (home\n"
     "/home/USER) when the root has those files and no entry for your uid.\n" },
-  { "enter", CMD_ENTER, true, "enter NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]",
+  { "enter", CMD_ENTER, true, "enter NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
+    "                       [--no-landlock]",
     "Start an interactive shell inside devroot NAME: your login shell from the root's\n"
     "/etc/passwd, else /bin/sh, run with -i (not as a login shell) when standard input\n"
     "is a terminal; with commands piped in, the shell just reads them (no prompts).\n"
     "\n" ENTER_OPTIONS_HELP },
   { "run", CMD_RUN, true,
-    "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE] -- CMD [ARG...]",
+    "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
+    "                       [--no-landlock] -- CMD [ARG...]",
     "Run CMD inside devroot NAME, searching PATH inside the root. enter-devroot becomes the\n"
     "command (exec), so its exit status is the command's; a command killed by a signal is\n"
     "seen by the caller as killed by that signal.\n"
