@@ -126,8 +126,8 @@ warn_landlock (const char *name, int abi)
     warn ("root '%s': Landlock unavailable (%s): confined by chroot only; see --no-landlock",
           name, strerror (-abi));
   else
-    warn ("root '%s': Landlock ABI %d unavailable for signal and abstract socket scoping "
-          "(needs %d): filesystem confined only; see --no-landlock", name, abi,
+    warn ("root '%s': Landlock scoping of signals and abstract sockets unavailable (ABI %d, "
+          "needs %d): filesystem and ptrace confined only; see --no-landlock", name, abi,
           EDR_LANDLOCK_ABI_SCOPES);
 }
 
