@@ -26,6 +26,8 @@
  *   sendfd SOCK DIR          listen on the pathname socket SOCK, send an fd of DIR
  *   no-landlock CMD...       exec CMD with landlock_create_ruleset failing ENOSYS (a
  *                            seccomp filter: a kernel without Landlock, for real)
+ *   landlock-fails CMD...    exec CMD with landlock_restrict_self failing EPERM: a kernel
+ *                            that has Landlock but refuses the domain
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -194,25 +196,25 @@ dotdot (const char *path)
   return open_and_read (AT_FDCWD, path);
 }
 
-/* Make landlock_create_ruleset fail ENOSYS, as on a kernel built without Landlock. */
+/* Exec ARGV with syscall NR failing ERR (seccomp; inherited across exec). */
 static int
-no_landlock_exec (char **argv)
+exec_with_failing (long nr, int err, char **argv)
 {
   struct sock_filter f[] = {
     BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_landlock_create_ruleset, 0, 1),
-    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | err),
     BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
   struct sock_fprog p = { .len = sizeof f / sizeof f[0], .filter = f };
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
       || prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p, 0, 0) < 0)
     {
-      perror ("edr-attack: no-landlock: seccomp");
+      perror ("edr-attack: seccomp");
       return 2;
     }
   execvp (argv[0], argv);
-  perror ("edr-attack: no-landlock: exec");
+  perror ("edr-attack: exec");
   return 127;
 }
 
@@ -297,8 +299,11 @@ main (int argc, char **argv)
     }
   if (strcmp (what, "sendfd") == 0)
     return send_fd (a1, a2);
+  /* A kernel built without Landlock, for real. */
   if (strcmp (what, "no-landlock") == 0 && argc > 2)
-    return no_landlock_exec (argv + 2);
+    return exec_with_failing (SYS_landlock_create_ruleset, ENOSYS, argv + 2);
+  if (strcmp (what, "landlock-fails") == 0 && argc > 2)
+    return exec_with_failing (SYS_landlock_restrict_self, EPERM, argv + 2);
   fprintf (stderr, "edr-attack: unknown attack %s\n", what);
   return 2;
 }

@@ -80,6 +80,14 @@ tty_run() {
 	assert_equal "$stderr" ""
 }
 
+@test "Landlock present but the domain refused: exit 125 with one line, the command never runs" {
+	need_landlock
+	run --separate-stderr "$EDR_ATTACK" landlock-fails "$EDR_BIN" run r -- /bin/echo inside
+	assert_equal "$status" "$EDR_TOOL_EXIT"
+	assert_output ""
+	assert_equal "$stderr" "enter-devroot: cannot enter root 'r': Landlock restrict_self: Operation not permitted"
+}
+
 @test "--no-landlock: no warning, no domain (an fd from outside opens files outside)" {
 	edr_run run --no-landlock r -- true
 	assert_success
