@@ -140,8 +140,9 @@ tty_run() {
 		assert_output ok
 		attack "$a" "$victim"
 		assert_output EPERM
-		# In userns mode the namespace refuses too; in chroot mode (the guest, root)
-		# --no-landlock shows Landlock is what refuses.
+		# In userns mode the kernel refuses even with --no-landlock (commoncap: the tracer
+		# is in a child user namespace without CAP_SYS_PTRACE over the target's); in
+		# chroot mode (escape.bats in the guest) --no-landlock shows Landlock refuses.
 		attack --no-landlock "$a" "$victim"
 		echo "# $a with --no-landlock: $output" >&3
 	done
