@@ -13,13 +13,20 @@
  *      Where the kernel has no Landlock: one warning line, and chroot alone.
  *      Where it has Landlock but applying the domain fails: exit 125, never a silent
  *      unconfined devroot (a partial failure means something is wrong, not absent).
- *   2. seccomp: ioctl TIOCSTI (bubblewrap CVE-2017-5226) and TIOCLINUX (its paste
- *      selection subcommand injects too) fail with EPERM. The request is compared on its
- *      low 32 bits only, as the kernel's ioctl does: flatpak compared 64 bits and was
- *      bypassed by setting high bits (CVE-2019-10063). Installed last, after Landlock, so
- *      the filter does not have to allow the Landlock syscalls.
+ *   2. seccomp: ioctl TIOCSTI (bubblewrap CVE-2017-5226) and TIOCLINUX (paste selection
+ *      on a virtual console injects too: flatpak CVE-2023-28100) fail with EPERM. The
+ *      request is compared on its low 32 bits only, as the kernel's ioctl does: flatpak
+ *      compared 64 bits and was bypassed by setting high bits (CVE-2019-10063); its fix,
+ *      SCMP_A1 (SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, TIOCSTI) in setup_seccomp() of
+ *      flatpak common/flatpak-run.c, is what the filter below does without libseccomp.
+ *      Like libseccomp's default (flatpak), a foreign architecture is killed and x32
+ *      syscall numbers are refused; i386 (int $0x80 from a 64-bit process) gets the same
+ *      rule as native, as flatpak adds that arch for multiarch apps.
+ *      Installed last, after Landlock, so the filter does not have to allow the Landlock
+ *      syscalls.
  *
- * Why not setsid(), bubblewrap's --new-session answer to TIOCSTI: TIOCSTI needs the
+ * Why not setsid(), bubblewrap's --new-session answer to TIOCSTI (flatpak's filter
+ * comment: blocking the ioctls "avoids needing --new-session"): TIOCSTI needs the
  * terminal to be the caller's controlling terminal, so a new session (no controlling
  * terminal) stops it, but it also takes the terminal away from `enter`'s interactive
  * shell: no job control, and ^C/^Z no longer reach the devroot's foreground job. The
