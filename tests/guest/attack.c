@@ -7,6 +7,8 @@
  *
  *   tiocsti [high]           ioctl(0, TIOCSTI): push a byte into the terminal's input;
  *                            "high" sets bit 32 of the request (CVE-2019-10063)
+ *   tiocsti-i386             the same through the i386 entry (int $0x80, ioctl = 54)
+ *   tiocsti-x32              the same through the x32 syscall number (0x40000000 | 514)
  *   tioclinux                ioctl(0, TIOCLINUX, paste selection)
  *   kill PID                 kill(PID, 0)
  *   ptrace PID               PTRACE_ATTACH then detach
@@ -238,6 +240,27 @@ main (int argc, char **argv)
       char c = '#';
       return result (syscall (SYS_ioctl, 0, req, &c));
     }
+#ifdef __x86_64__
+  if (strcmp (what, "tiocsti-i386") == 0)
+    {
+      /* A static, non-PIE executable: this byte's address fits the i386 ABI's 32 bits. */
+      static char c = '#';
+      long r;
+      __asm__ volatile ("int $0x80" : "=a" (r)
+                        : "0" (54L), "b" (0L), "c" ((long) TIOCSTI), "d" (&c) : "memory");
+      if (r < 0 && r > -4096)
+        {
+          errno = (int) -r;
+          r = -1;
+        }
+      return result (r);
+    }
+  if (strcmp (what, "tiocsti-x32") == 0)
+    {
+      char c = '#';
+      return result (syscall (0x40000000L | 514, 0, (long) TIOCSTI, &c));
+    }
+#endif
   if (strcmp (what, "tioclinux") == 0)
     {
       char sub = 3; /* TIOCL_PASTESEL */

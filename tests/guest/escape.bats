@@ -161,6 +161,16 @@ tty_run() {
 	done
 }
 
+@test "escape: x32 syscall numbers are refused (ENOSYS), so they cannot bypass the ioctl rule" {
+	[[ $HOSTTYPE == x86_64 ]] || skip "x86_64 only"
+	# (The guest kernel has no IA32 emulation: an int $0x80 probe would only fault, and
+	# fail the kernel-log check; the host's confine.bats tests the i386 entry.)
+	tty_run "$EDR_ATTACK" tiocsti-x32
+	echo "# x32 outside: $output" >&3
+	tty_run "$EDR_BIN" run dev -- edr-attack tiocsti-x32
+	assert_output ENOSYS
+}
+
 @test "escape: TIOCLINUX: the kernel's error outside (no VT), the filter's EPERM inside" {
 	tty_run "$EDR_ATTACK" tioclinux
 	refute_output EPERM
@@ -184,4 +194,14 @@ tty_run() {
 	assert_status "$EDR_TOOL_EXIT"
 	assert_output ""
 	assert_equal "$stderr" "enter-devroot: refusing to run setuid or setgid: install enter-devroot as an ordinary executable (chmod u-s,g-s)"
+}
+
+@test "escape: without Landlock in the kernel (ENOSYS): one warning line, the devroot works" {
+	run --separate-stderr "$EDR_ATTACK" no-landlock "$EDR_BIN" run dev -- /bin/echo inside
+	assert_status 0
+	assert_output inside
+	assert_equal "$stderr" "enter-devroot: warning: root 'dev': Landlock unavailable (kernel built without it): confined by chroot only; see --no-landlock"
+	run --separate-stderr "$EDR_ATTACK" no-landlock "$EDR_BIN" run --no-landlock dev -- /bin/echo inside
+	assert_status 0
+	assert_equal "$stderr" ""
 }

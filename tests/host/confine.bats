@@ -183,6 +183,21 @@ tty_run() {
 	assert_output EPERM
 }
 
+@test "TIOCSTI through the i386 entry (int \$0x80) is refused too; x32 numbers are refused" {
+	[[ $(uname -m) == x86_64 ]] || skip "x86_64 only"
+	[[ $(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null) == 1 ]] ||
+		skip "dev.tty.legacy_tiocsti is not 1: the kernel refuses TIOCSTI everywhere"
+	tty_run "$EDR_ATTACK" tiocsti-i386
+	[[ $output == *ok ]] || skip "kernel without IA32 emulation (int \$0x80: $output)"
+	assert_output --regexp '^#ok$'
+	tty_run "$EDR_BIN" run r -- edr-attack tiocsti-i386
+	assert_output EPERM
+	tty_run "$EDR_ATTACK" tiocsti-x32
+	echo "# x32 outside: $output" >&3
+	tty_run "$EDR_BIN" run r -- edr-attack tiocsti-x32
+	assert_output ENOSYS
+}
+
 @test "TIOCLINUX is refused by the filter (EPERM, not the kernel's own ENOTTY/EINVAL)" {
 	tty_run "$EDR_ATTACK" tioclinux
 	refute_output EPERM
