@@ -32,7 +32,7 @@ def table(name, title, ref, note=""):
         unit, k = ("ms", 1e3) if base < 1 else ("s", 1)
         ratio = r["mean"] / base
         ratios.append((r["command"], ratio))
-        lines.append(f"| {r['command']} | {r['mean']*k:.2f} ± {r['stddev']*k:.2f} {unit} "
+        lines.append(f"| {r['command']} | {r['mean']*k:.2f} ± {(r['stddev'] or 0)*k:.2f} {unit} "
                      f"| {r['min']*k:.2f} … {r['max']*k:.2f} {unit} | {len(r['times'])} "
                      f"| **{ratio:.2f}x** |")
     lines += ["", "<details><summary>exact commands</summary>", "", "```"]
@@ -44,7 +44,7 @@ def table(name, title, ref, note=""):
 
 def cmdline(name, r):
     cmd = commands.get((name, r["command"]), "(see bench/run)")
-    return re.sub(r"--reuid=\d+ --regid=\d+", "--reuid=U --regid=G", cmd)
+    return re.sub(r"--reuid=[1-9]\d* --regid=[1-9]\d*", "--reuid=U --regid=G", cmd)
 
 
 commands = {}
@@ -64,8 +64,9 @@ md = ["# Benchmark results", "",
       f"`{read('version')}`.",
       "Host: Debian 12, 2 shared cores, kernel " + os.uname().release +
       " without the chroot patch, so enter-devroot uses its user-namespace fallback.",
-      "Every table is one hyperfine invocation: the commands interleave in the same run, and "
-      "only the **ratios** are meant to be compared (the machine is shared and noisy).",
+      "Every table is one hyperfine invocation (its commands run back to back, each after its "
+      "warmup, in this same bench run); only the **ratios** are meant to be compared: the "
+      "machine has 2 cores shared with other jobs, and absolute times move between runs.",
       "Unprivileged cases run as the bench user through `setpriv --reuid=U --regid=G "
       "--clear-groups`; the root reference goes through `setpriv --reuid=0 ...` so the "
       "wrapper's exec cost is in every row.", ""]
@@ -82,7 +83,9 @@ sections = [
     ("unpack-gz", "3b. Unpack the Debian root, .tar.gz", "bsdtar -x", ""),
     ("unpack-xz", "3c. Unpack the Debian root, .tar.xz", "bsdtar -x", ""),
     ("fetch", "4a. Fetch the debian-bookworm-build template (.tar.zst) from nginx on 127.0.0.1",
-     "curl -o", "enter-devroot's row also unpacks the template (create --from URL)."),
+     "curl -o", "enter-devroot's row downloads, verifies the SHA-256 and unpacks (create --from URL "
+     "--sha256): compare it with `curl -o + bsdtar -x`, which does the same work minus the "
+     "check; `curl -o` alone is the download floor."),
 ]
 md.append("## Results\n")
 for name, title, ref, note in sections:
