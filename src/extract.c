@@ -339,12 +339,22 @@ entry_times (struct archive_entry *e, struct timespec times[2])
     }
 }
 
+/* archive_why: libarchive's reason, which some read paths (a gzip stream cut
+ * in its trailer) leave unset: never print "(null)". */
+static const char *
+archive_why (struct archive *a)
+{
+  const char *s = archive_error_string (a);
+  return s != NULL && *s != '\0' ? s : "truncated or corrupt archive";
+}
+
 static void
 account_bytes (struct extractor *x, const char *entry, uint64_t n)
 {
   x->result->size_bytes += n;
   if (x->opts->max_bytes != 0 && x->result->size_bytes > x->opts->max_bytes)
-    die ("%s: entry '%s': unpacked size exceeds the limit of %llu bytes", x->desc, entry,
+    die ("%s: entry '%s': unpacked size exceeds the limit of %llu bytes (raise it with "
+         "--max-size or ENTER_DEVROOT_MAX_ROOT_SIZE)", x->desc, entry,
          (unsigned long long) x->opts->max_bytes);
 }
 
@@ -370,7 +380,7 @@ extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e
       if (r == ARCHIVE_EOF)
         break;
       if (r < ARCHIVE_WARN)
-        die ("%s: entry '%s': %s", x->desc, entry, archive_error_string (a));
+        die ("%s: entry '%s': %s", x->desc, entry, archive_why (a));
       const char *p = buf;
       while (size > 0)
         {
@@ -549,7 +559,7 @@ new_reader (void)
       || archive_read_support_filter_lz4 (a) != ARCHIVE_OK
       || archive_read_support_filter_compress (a) != ARCHIVE_OK)
     die ("libarchive lacks a decompressor it was expected to have: %s",
-         archive_error_string (a));
+         archive_why (a));
   return a;
 }
 
@@ -569,7 +579,7 @@ extract_archive (int rootfd, struct source *src, const struct extract_opts *opts
 
   struct archive *a = new_reader ();
   if (archive_read_open (a, x, NULL, read_and_hash, NULL) != ARCHIVE_OK)
-    die ("%s: %s", x->desc, archive_error_string (a));
+    die ("%s: %s", x->desc, archive_why (a));
 
   unsigned long entries = 0;
   for (;;)
@@ -579,12 +589,12 @@ extract_archive (int rootfd, struct source *src, const struct extract_opts *opts
       if (r == ARCHIVE_EOF)
         break;
       if (r < ARCHIVE_WARN)
-        die ("%s: %s", x->desc, archive_error_string (a));
+        die ("%s: %s", x->desc, archive_why (a));
       extract_entry (x, a, e);
       entries++;
     }
   if (archive_read_close (a) != ARCHIVE_OK)
-    die ("%s: %s", x->desc, archive_error_string (a));
+    die ("%s: %s", x->desc, archive_why (a));
   archive_read_free (a);
   if (entries == 0)
     die ("%s: the archive is empty", x->desc);
