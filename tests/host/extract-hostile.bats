@@ -364,3 +364,149 @@ assert_no_link_to() {
 	mktar "$W/h.tar" "${args[@]}"
 	create_hostile dev "$W/h.tar"
 }
+
+# --- corrupt streams and decompression bombs (issue 5) -------------------------
+
+# compressors the tool accepts; each test skips one that is not installed.
+COMPRESSORS="gzip bzip2 xz lzma zstd lz4"
+
+# stream_tar OUT: a small valid rootfs tar with a 60 kB incompressible file
+# in the middle, so a cut or a flipped byte lands in entry data.
+stream_tar() {
+	mktar "$1" d etc f etc/passwd "root:x:0:0::/root:/bin/sh" \
+		f big "$(head -c 45000 /dev/urandom | base64 -w0)" f z last
+}
+
+# squeeze C: compress stdin to stdout with C ("cat": plain tar).
+squeeze() { if [[ $1 == cat ]]; then cat; else "$1" -c; fi; }
+
+# refused_cleanly NAME FRAGMENT...: the last create failed with one error line,
+# 125, no root, no staging or metadata debris, nothing outside changed.
+refused_cleanly() {
+	local name=$1
+	shift
+	assert_edr_error 125 "$@"
+	[[ ! -e $(root_of "$name") ]] || fail "refused archive left a root"
+	assert_store_unchanged
+	assert_outside_unchanged
+}
+
+@test "hostile: a stream truncated mid-data is refused in every compression, and plain" {
+	stream_tar "$W/s.tar"
+	local c n
+	for c in cat $COMPRESSORS; do
+		command -v "$c" >/dev/null || continue
+		squeeze "$c" <"$W/s.tar" >"$W/s.$c"
+		n=$(stat -c %s "$W/s.$c")
+		head -c $((n / 2)) "$W/s.$c" >"$W/cut.$c"
+		edr_run create "cut$c" --from "$W/cut.$c"
+		refused_cleanly "cut$c" "cut.$c"
+		[[ $stderr != *"(null)"* ]] || fail "$c: error says (null): $stderr"
+	done
+}
+
+@test "hostile: a stream truncated mid-header is refused in every compression, and plain" {
+	stream_tar "$W/s.tar"
+	local c
+	for c in cat $COMPRESSORS; do
+		command -v "$c" >/dev/null || continue
+		squeeze "$c" <"$W/s.tar" | head -c 300 >"$W/hdr.$c"
+		edr_run create "hdr$c" --from "$W/hdr.$c"
+		refused_cleanly "hdr$c" "hdr.$c"
+	done
+}
+
+# A cut in the last 8 bytes may fall after the tar end-of-archive blocks: the
+# tool then has every entry (bzip2 and xz check each block's CRC as it is
+# decoded; lzma has no check at all) and may accept; gzip and zstd refuse.
+@test "hostile: a stream cut in its trailer is refused, or extracted whole; never '(null)'" {
+	stream_tar "$W/s.tar"
+	local c
+	for c in gzip bzip2 xz lzma zstd; do
+		command -v "$c" >/dev/null || continue
+		"$c" -c <"$W/s.tar" | head -c -8 >"$W/end.$c"
+		create_hostile "end$c" "$W/end.$c"
+		[[ $stderr != *"(null)"* ]] || fail "$c: error says (null): $stderr"
+		case $c:$OUTCOME in
+		gzip:extracted | zstd:extracted) fail "$c: a cut trailer was accepted" ;;
+		*:extracted)
+			[[ $(cat "$(root_of "end$c")/z") == last ]] || fail "$c: last entry missing"
+			edr_run remove "end$c"
+			assert_success
+			;;
+		esac
+	done
+}
+
+@test "hostile: a flipped byte (CRC or checksum mismatch) is refused in every checksummed compression" {
+	stream_tar "$W/s.tar"
+	local c
+	for c in gzip bzip2 xz lzma zstd; do
+		command -v "$c" >/dev/null || continue
+		"$c" -c <"$W/s.tar" >"$W/s.$c"
+		python3 -c 'import sys
+b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0x55
+open(sys.argv[2], "wb").write(b)' "$W/s.$c" "$W/flip.$c"
+		edr_run create "flip$c" --from "$W/flip.$c"
+		refused_cleanly "flip$c" "flip.$c"
+	done
+}
+
+@test "hostile: a flipped byte in an lz4 stream is refused (content checksum)" {
+	command -v lz4 >/dev/null || skip "lz4 not installed"
+	skip "known gap: libarchive 3.6 does not verify the lz4 frame content checksum; a flipped data byte extracts silently (issue 5, open)"
+}
+
+@test "hostile: trailing garbage after a complete stream is refused or ignored, never half-extracted" {
+	stream_tar "$W/s.tar"
+	local c
+	for c in $COMPRESSORS; do
+		command -v "$c" >/dev/null || continue
+		{ "$c" -c <"$W/s.tar"; echo garbage-garbage-garbage; } >"$W/g.$c"
+		create_hostile "g$c" "$W/g.$c"
+		if [[ $OUTCOME == extracted ]]; then
+			[[ $(cat "$(root_of "g$c")/z") == last ]] || fail "$c: last entry missing"
+			edr_run remove "g$c"
+			assert_success
+		fi
+	done
+}
+
+# bomb OUT COMPRESSOR GIB: a tar holding one file of GIB GiB of zeros, made of
+# concatenated compressed members (valid for gzip, xz and zstd), so building it
+# compresses only 64 MiB and nothing expanded ever touches the disk.
+bomb() {
+	local out=$1 c=$2 gib=$3 i
+	python3 -c 'import sys, tarfile
+t = tarfile.TarInfo("big"); t.size = int(sys.argv[1]) << 30
+sys.stdout.buffer.write(t.tobuf(tarfile.PAX_FORMAT))' "$gib" | "$c" -c >"$out"
+	head -c $((64 << 20)) /dev/zero | "$c" -1 -c >"$W/chunk"
+	for ((i = 0; i < gib * 16; i++)); do cat "$W/chunk"; done >>"$out"
+	rm -f "$W/chunk"
+}
+
+@test "hostile: a zstd, xz and gzip decompression bomb (8 GiB) stops at --max-size, early, with a clear error" {
+	local c start
+	for c in zstd xz gzip; do
+		command -v "$c" >/dev/null || continue
+		bomb "$W/bomb.$c" "$c" 8
+		(($(stat -c %s "$W/bomb.$c") < 64 << 20)) || fail "$c bomb is not small"
+		start=$SECONDS
+		edr_run create "bomb$c" --from "$W/bomb.$c" --max-size 16M
+		refused_cleanly "bomb$c" "exceeds the limit of 16777216 bytes" "--max-size" \
+			"ENTER_DEVROOT_MAX_ROOT_SIZE"
+		((SECONDS - start < 20)) || fail "$c: took $((SECONDS - start)) s: not stopped early"
+	done
+}
+
+@test "hostile: ENTER_DEVROOT_MAX_ROOT_SIZE stops a bomb of many small files" {
+	local args=() i
+	for ((i = 0; i < 20; i++)); do args+=(f "f$i" "$(head -c 30000 /dev/zero | tr '\0' x)"); done
+	mktar "$W/many.tar" "${args[@]}"
+	zstd -q "$W/many.tar" -o "$W/many.tar.zst"
+	ENTER_DEVROOT_MAX_ROOT_SIZE=256K edr_run create many --from "$W/many.tar.zst"
+	refused_cleanly many "exceeds the limit of 262144 bytes"
+	ENTER_DEVROOT_MAX_ROOT_SIZE=4M edr_run create many --from "$W/many.tar.zst"
+	assert_success
+	[[ -f $(root_of many)/f19 ]] || fail "a limit with room refused the archive"
+}
