@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -567,6 +568,11 @@ struct extractor *
 extract_archive (int rootfd, struct source *src, const struct extract_opts *opts,
                  struct extract_result *result)
 {
+  /* A file-size limit (RLIMIT_FSIZE) must end in one error line and a
+   * cleaned-up staging directory, not in SIGXFSZ killing us mid-write:
+   * ignored, the write fails with EFBIG and die() cleans up. */
+  signal (SIGXFSZ, SIG_IGN);
+
   struct extractor *x = xcalloc (1, sizeof *x);
   x->rootfd = rootfd;
   x->desc = src->description;
