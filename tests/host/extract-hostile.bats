@@ -510,3 +510,28 @@ sys.stdout.buffer.write(t.tobuf(tarfile.PAX_FORMAT))' "$gib" | "$c" -c >"$out"
 	assert_success
 	[[ -f $(root_of many)/f19 ]] || fail "a limit with room refused the archive"
 }
+
+# The host cannot mount a small filesystem unprivileged; RLIMIT_FSIZE makes a
+# write fail the same way mid-extraction (EFBIG instead of ENOSPC; the guest's
+# diskfull case covers ENOSPC). Before the fix SIGXFSZ killed the tool
+# (status 153) and left the staging directory behind.
+@test "hostile: a write refused mid-extraction (RLIMIT_FSIZE, EFBIG) fails cleanly; a later create succeeds" {
+	stream_tar "$W/s.tar"
+	run --separate-stderr bash -c 'ulimit -f 20 && exec "$0" "$@"' "$EDR_BIN" create fsz --from "$W/s.tar"
+	refused_cleanly fsz "s.tar" "cannot write entry 'big'" "File too large"
+	edr_run create fsz --from "$W/s.tar"
+	assert_success
+	[[ $(cat "$(root_of fsz)/z") == last ]] || fail "the later create is incomplete"
+}
+
+# Duplicate entries and entries whose type changes: the later entry may not
+# replace a directory (its contents would be lost or followed), and a file
+# under a name that was a symlink must land inside the root.
+@test "hostile: duplicate entries (file then dir, dir then file, symlink then file) stay inside" {
+	mktar "$W/dup.tar" f a one d a f a/x in l b "$OUT" f b two d c f c/x y f c z
+	create_hostile dup "$W/dup.tar"
+	if [[ $OUTCOME == refused ]]; then
+		[[ $stderr == *"'c'"* ]] || fail "refusal does not name the entry: $stderr"
+	fi
+	[[ ! -e $OUT/two && $(cat "$OUT"/* 2>/dev/null) != *two* ]] || fail "file b was written through the symlink"
+}
