@@ -123,3 +123,30 @@ teardown() { fetch_teardown; }
 	edr_run list --json
 	assert_output --partial "template t (file://$T/t.tar.gz)"
 }
+
+@test "an endless catalogue body is cut at a limit with a clear error" {
+	local start=$SECONDS
+	ENTER_DEVROOT_LOW_SPEED_TIME=3 edr_run templates --index "$HTTP/$D/@endless/index"
+	assert_edr_error "$EDR_TOOL_EXIT" "index"
+	((SECONDS - start < 60)) || fail "took $((SECONDS - start)) s to give up on an endless catalogue"
+}
+
+@test "template names that try to be paths are refused in the catalogue and on the command line" {
+	local n
+	for n in ../x a/b /abs .. .; do
+		index "$WWW/$D/index" "$n" ../t.tar.gz "$TSHA" "$TSIZE" "evil"
+		edr_run fetch "$n" --index "$HTTP/$D/index" --quiet
+		assert_edr_error "$EDR_TOOL_EXIT"
+		[[ -z $(find "$XDG_DATA_HOME" "$XDG_CACHE_HOME" -name x -o -name b -o -name abs 2>/dev/null) ]] ||
+			fail "name '$n' made a path"
+	done
+}
+
+@test "a remote catalogue cannot point at file:// or other schemes" {
+	local u
+	for u in file:///etc/passwd ftp://127.0.0.1/t.tar.gz gopher://127.0.0.1/t dict://127.0.0.1/t scp://127.0.0.1/t; do
+		index "$WWW/$D/index" t "$u" "$TSHA" "$TSIZE" "evil"
+		edr_run fetch t --index "$HTTP/$D/index" --quiet
+		assert_edr_error "$EDR_TOOL_EXIT"
+	done
+}
