@@ -123,3 +123,46 @@ catalogue_for() {
 	assert_no_root r
 	assert_cached "$sha"
 }
+
+# assert_cache_sound: every file under sha256/ hashes to its own name.
+assert_cache_sound() {
+	local f
+	for f in "$(cache_dir)"/sha256/*; do
+		[[ -e $f ]] || continue
+		[[ $(sha256sum <"$f" | cut -d' ' -f1) == "$(basename "$f")" ]] ||
+			fail "cache holds $(basename "$f") whose content does not hash to its name"
+	done
+}
+
+@test "a swapped file of the right size (digest of a different file) is refused, cache stays sound" {
+	head -c "$TSIZE" /dev/urandom >"$WWW/$D/swap.tar.gz"
+	catalogue_for swap.tar.gz
+	edr_run create r --template t --index "$IDX"
+	assert_edr_error "$EDR_TOOL_EXIT"
+	[[ $stderr == *"SHA-256 mismatch"* ]] || fail "error does not say the digest is wrong: $stderr"
+	assert_no_root r
+	assert_no_partials
+	assert_cache_sound
+	[[ $(cached_count) -eq 0 ]] || fail "the swapped file was cached"
+}
+
+@test "a body shorter than announced (connection dropped) never lands in the cache" {
+	catalogue_for ../@drop=1000/@norange/t.tar.gz
+	edr_run fetch t --index "$IDX" --quiet
+	assert_edr_error "$EDR_TOOL_EXIT"
+	assert_cache_sound
+	[[ $(cached_count) -eq 0 ]] || fail "a short body was cached"
+	# The real file afterwards: fetched whole, cache sound.
+	catalogue_for ../t.tar.gz
+	edr fetch t --index "$IDX" --quiet
+	assert_cache_sound
+	[[ $(cached_count) -eq 1 ]] || fail "the good file was not cached"
+}
+
+@test "a catalogue size smaller than the real file is refused (longer than announced), cache stays sound" {
+	catalogue_for ../t.tar.gz $((TSIZE - 100))
+	edr_run fetch t --index "$IDX" --quiet
+	assert_edr_error "$EDR_TOOL_EXIT" "larger than the expected $((TSIZE - 100)) bytes"
+	assert_cache_sound
+	assert_no_partials
+}
