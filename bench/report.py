@@ -82,6 +82,12 @@ sections = [
     ("unpack-zst", "3a. Unpack the Debian root, .tar.zst", "bsdtar -x", ""),
     ("unpack-gz", "3b. Unpack the Debian root, .tar.gz", "bsdtar -x", ""),
     ("unpack-xz", "3c. Unpack the Debian root, .tar.xz", "bsdtar -x", ""),
+    ("guest", "1c. Enter latency in the QEMU guest, patched kernel, busybox root (TCG-emulated: "
+     "compare ratios within this table only)", "chroot (root)",
+     "`bench/guest`: qemu-system-x86_64 -accel tcg, 1 vCPU, fs.unprivileged_chroot=1, user "
+     "namespaces on. Commands as in 1a, run in the guest by bench/guest-init; "
+     "`--mode chroot` is the patched kernel's unprivileged chroot, `--mode userns` the "
+     "fallback."),
     ("fetch", "4a. Fetch the debian-bookworm-build template (.tar.zst) from nginx on 127.0.0.1",
      "curl -o", "enter-devroot's row downloads, verifies the SHA-256 and unpacks (create --from URL "
      "--sha256): compare it with `curl -o + bsdtar -x`, which does the same work minus the "
