@@ -535,3 +535,108 @@ sys.stdout.buffer.write(t.tobuf(tarfile.PAX_FORMAT))' "$gib" | "$c" -c >"$out"
 	fi
 	[[ ! -e $OUT/two && $(cat "$OUT"/* 2>/dev/null) != *two* ]] || fail "file b was written through the symlink"
 }
+
+# pyta OUT SCRIPT: a tar written by Python's tarfile from SCRIPT, which adds entries to
+# "tar" with the helpers "reg(name, data, **pax)", "lnk(name, target, kind, **pax)".
+pyta() {
+	python3 - "$1" "$2" <<'PY'
+import io, sys, tarfile
+out, script = sys.argv[1], sys.argv[2]
+with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as tar:
+    def info(name, pax):
+        i = tarfile.TarInfo(name)
+        i.mtime = 1700000000
+        i.pax_headers = dict(pax)
+        return i
+    def reg(name, data=b"x", **pax):
+        i = info(name, pax)
+        i.size = len(data)
+        tar.addfile(i, io.BytesIO(data))
+    def lnk(name, target, kind=tarfile.SYMTYPE, **pax):
+        i = info(name, pax)
+        i.type, i.linkname = kind, target
+        tar.addfile(i)
+    def dir(name):
+        i = info(name, {})
+        i.type, i.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(i)
+    exec(script)
+PY
+}
+
+@test "hostile: pax path= and linkpath= records that rename a harmless entry never escape" {
+	# The ustar name says "harmless"; the pax record that overrides it says otherwise
+	# (an extractor that checks one and uses the other is the bug).
+	local up
+	up=$(up_to_slash)
+	pyta "$W/h.tar" "
+reg('ok', b'fine')
+reg('harmless1', b'x', path='${up}${OUT#/}/pwned-pax')
+reg('harmless2', b'x', path='$OUT/pwned-pax-abs')
+lnk('harmless3', 'fine', linkpath='${up}${OUT#/}')
+reg('harmless3/pwned-through', b'x')
+lnk('harmless4', 'ok', tarfile.LNKTYPE, linkpath='$OUT/file')
+"
+	create_hostile dev "$W/h.tar"
+	[[ $OUTCOME == refused ]] || assert_no_link_to "$OUT/file"
+}
+
+@test "hostile: a sparse entry announcing 1 TiB is stopped by --max-size, not written" {
+	# GNU sparse 1.0 in pax: a map of one 1-byte extent at the end of a 1 TiB file.
+	python3 - "$W/sparse.tar" <<'PY'
+import io, sys, tarfile
+real = 1 << 40
+smap = b"1\n%d\n1\n" % (real - 1)
+smap += b"\0" * (-len(smap) % 512)
+data = smap + b"Z"
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as tar:
+    i = tarfile.TarInfo("GNUSparseFile.0/big")
+    i.size = len(data)
+    i.mtime = 1700000000
+    i.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0",
+                     "GNU.sparse.name": "big", "GNU.sparse.realsize": str(real)}
+    tar.addfile(i, io.BytesIO(data))
+    ok = tarfile.TarInfo("ok")
+    ok.size = 4
+    tar.addfile(ok, io.BytesIO(b"fine"))
+PY
+	edr_run create dev --from "$W/sparse.tar" --max-size 16M
+	assert_no_crash
+	if [[ $status -eq 0 ]]; then
+		# Extracted: then the file must be no larger on disk than the limit allows.
+		local used
+		used=$(du -sk "$(root_of dev)" | cut -f1)
+		((used < 16384)) || fail "a sparse entry took ${used} KiB on disk past --max-size 16M"
+	else
+		refused_cleanly dev "limit"
+	fi
+	assert_outside_unchanged
+}
+
+@test "hostile: a component longer than NAME_MAX and a name longer than PATH_MAX fail cleanly" {
+	local long deep
+	long=$(printf 'n%.0s' {1..300})
+	deep=$(printf 'abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz/%.0s' {1..80})
+	pyta "$W/h.tar" "
+reg('ok', b'fine')
+reg('$long', b'x')
+reg('${deep}leaf', b'x')
+"
+	create_hostile dev "$W/h.tar"
+	if [[ $OUTCOME == refused ]]; then
+		[[ $stderr == *"$long"* || $stderr == *"name"* || $stderr == *"long"* ]] ||
+			fail "the refusal does not say which name: $stderr"
+	fi
+}
+
+@test "hostile: a tree 1,500 directories deep fails cleanly or extracts, never crashes" {
+	pyta "$W/h.tar" "
+p = ''
+for k in range(1500):
+    p += 'd/'
+    dir(p)
+reg(p + 'leaf', b'deep')
+reg('ok', b'fine')
+"
+	create_hostile dev "$W/h.tar"
+}
