@@ -1,91 +1,16 @@
 /* enter-devroot: unpack root filesystems under your home and enter them without privileges.
- * This file only dispatches; each subcommand lives in the file named for its concern. */
+ * This file only dispatches; each subcommand lives in the file named for its concern. It
+ * links the C library only: create, templates, fetch and cache run in enter-devroot-store
+ * (helper.h), so entering a root does not load libarchive, libcurl and libcrypto. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "doctor.h"
 #include "enter.h"
-#include "extract.h"
-#include "fetch.h"
-#include "name.h"
-#include "paths.h"
-#include "progress.h"
-#include "source.h"
+#include "helper.h"
 #include "store.h"
 #include "util.h"
-
-/* Spare a download that could only end in "already exists"; store_create checks again
- * under its lock, so this is an early answer, not the decision. */
-static void
-refuse_existing_root (const char *name)
-{
-  struct store_paths p;
-  store_paths_from_env (&p);
-  cleanup_free char *root = paths_root (&p, name);
-  store_paths_clear (&p);
-  if (access (root, F_OK) == 0)
-    die ("cannot create '%s': it already exists (%s)", name, root);
-}
-
-/* A root may unpack to at most this many bytes unless --max-size or
- * ENTER_DEVROOT_MAX_ROOT_SIZE say otherwise: a decompression bomb stops here. */
-#define DEFAULT_MAX_ROOT_SIZE (64ULL * 1024 * 1024 * 1024)
-
-static uint64_t
-max_root_size (const struct cli *cli)
-{
-  if (cli->max_size != 0)
-    return cli->max_size;
-  const char *s = getenv ("ENTER_DEVROOT_MAX_ROOT_SIZE");
-  if (s == NULL || s[0] == '\0')
-    return DEFAULT_MAX_ROOT_SIZE;
-  uint64_t v;
-  if (parse_byte_size (s, &v) < 0 || v == 0)
-    die ("invalid ENTER_DEVROOT_MAX_ROOT_SIZE '%s': expected a byte count such as 512M or 8G", s);
-  return v;
-}
-
-static void
-create (const struct cli *cli)
-{
-  struct source src = { .fd = -1 };
-  struct fetch_opts fo = { .index = cli->index, .cacert = cli->cacert, .quiet = cli->quiet };
-  name_check (cli->name); /* before any download, not after */
-  uint64_t max_size = max_root_size (cli);
-  if (cli->template_name != NULL || (cli->from != NULL && fetch_is_url (cli->from)))
-    refuse_existing_root (cli->name);
-  if (cli->template_name != NULL)
-    source_open_template (&src, cli->template_name, &fo);
-  else if (cli->from != NULL && fetch_is_url (cli->from))
-    source_open_url (&src, cli->from, cli->sha256, cli->no_verify, &fo);
-  else if (cli->from != NULL)
-    source_open_file (&src, cli->from);
-  else
-    source_open_default_template (&src);
-  if (cli->sha256 != NULL && src.expected_sha256 == NULL)
-    {
-      char hex[SHA256_HEX_LEN + 1];
-      if (sha256_hex_normalize (cli->sha256, hex) < 0)
-        die ("create: invalid --sha256 '%s': expected 64 hexadecimal digits", cli->sha256);
-      src.expected_sha256 = xstrdup (hex);
-    }
-  /* Unpacking a large root takes a while: a bar on a terminal, as for downloads. */
-  struct stat st;
-  bool show = !cli->quiet && isatty (STDERR_FILENO) && fstat (src.fd, &st) == 0
-              && S_ISREG (st.st_mode);
-  cleanup_free char *label = xasprintf ("unpacking %s", cli->name);
-  struct progress bar;
-  progress_begin (&bar, show, label, show ? (uint64_t) st.st_size : 0, 0);
-  struct extract_opts xopts = { .max_bytes = max_size, .progress = progress_advance,
-                                .progress_data = &bar };
-  store_create (cli->name, &src, &xopts);
-  progress_end (&bar);
-  source_clear (&src);
-}
 
 int
 main (int argc, char **argv)
@@ -97,8 +22,11 @@ main (int argc, char **argv)
   switch (cli.command)
     {
     case CMD_CREATE:
-      create (&cli);
-      break;
+    case CMD_TEMPLATES:
+    case CMD_FETCH:
+    case CMD_CACHE:
+      cli_clear (&cli);
+      exec_store_helper (argv);
     case CMD_ENTER:
     case CMD_RUN:
       {
@@ -123,21 +51,6 @@ main (int argc, char **argv)
       break;
     case CMD_DOCTOR:
       return doctor_run ();
-    case CMD_TEMPLATES:
-      {
-        struct fetch_opts fo = { .index = cli.index, .cacert = cli.cacert, .quiet = cli.quiet };
-        fetch_list_templates (&fo, cli.json);
-        break;
-      }
-    case CMD_FETCH:
-      {
-        struct fetch_opts fo = { .index = cli.index, .cacert = cli.cacert, .quiet = cli.quiet };
-        fetch_template (cli.name, &fo);
-        break;
-      }
-    case CMD_CACHE:
-      fetch_cache_command (cli.cache_action, cli.json, cli.quiet);
-      break;
     case CMD_HELP:
       if (cli_print_help (cli.help_topic) < 0)
         die ("help: unknown subcommand '%s' (see '%s --help')", cli.help_topic, PROGRAM_NAME);

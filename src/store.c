@@ -1,4 +1,5 @@
-/* The store of devroots: create, list, remove, path; locking and staging.
+/* The store of devroots: list, remove, path; locking and staging (create is in
+ * store-create.c, which the libc-only enter-devroot does not link).
  *
  * Layout under ${XDG_DATA_HOME:-$HOME/.local/share}/enter-devroot (all 0700):
  *   roots/NAME       the root filesystems
@@ -29,7 +30,6 @@
 #include "util.h"
 
 #define STORE_DIR_MODE 0700
-#define STAGING_SUFFIX ".XXXXXX"
 
 static int
 chmod_dir_nofollow (int dirfd, const char *name, mode_t mode)
@@ -194,7 +194,7 @@ out:
   return ret;
 }
 
-static void
+void
 store_prepare (const struct store_paths *p)
 {
   const char *dirs[] = { p->base, p->roots, p->meta, p->staging, p->locks };
@@ -220,7 +220,7 @@ lock_name (const struct store_paths *p, const char *name)
   return steal_fd (&fd);
 }
 
-static int
+int
 lock_name_or_die (const struct store_paths *p, const char *name, const char *what)
 {
   int fd = lock_name (p, name);
@@ -231,7 +231,7 @@ lock_name_or_die (const struct store_paths *p, const char *name, const char *wha
 
 /* Remove staging debris: entries NAME.XXXXXX whose NAME nobody holds the lock of. OURS is
  * the name this process has locked (flock locks conflict even within one process). */
-static void
+void
 clean_stale_staging (const struct store_paths *p, const char *ours)
 {
   DIR *d = opendir (p->staging);
@@ -256,95 +256,6 @@ clean_stale_staging (const struct store_paths *p, const char *ours)
         close (lockfd);
     }
   closedir (d);
-}
-
-/* What a failing create must undo; die() runs create_cleanup. */
-static char *cleanup_staging;
-static char *cleanup_meta;
-
-static void
-create_cleanup (void)
-{
-  if (cleanup_staging != NULL && rm_rf_at (AT_FDCWD, cleanup_staging) < 0)
-    fprintf (stderr, "%s: cannot remove %s: %s\n", PROGRAM_NAME, cleanup_staging,
-             strerror (errno));
-  if (cleanup_meta != NULL)
-    unlink (cleanup_meta);
-}
-
-static int
-rename_noreplace (const char *from, const char *to)
-{
-#ifdef HAVE_RENAMEAT2
-  if (renameat2 (AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
-    return 0;
-  if (errno != EINVAL && errno != ENOSYS)
-    return -1;
-#endif
-  /* Filesystems without RENAME_NOREPLACE: the name lock already excludes other
-   * enter-devroot processes, so check-then-rename is only racy against hand edits. */
-  struct stat st;
-  if (lstat (to, &st) == 0)
-    {
-      errno = EEXIST;
-      return -1;
-    }
-  return rename (from, to);
-}
-
-void
-store_create (const char *name, struct source *src, const struct extract_opts *xopts)
-{
-  struct store_paths p;
-  name_check (name);
-  store_paths_from_env (&p);
-  store_prepare (&p);
-
-  cleanup_fd int lockfd = lock_name_or_die (&p, name, "create");
-  clean_stale_staging (&p, name);
-
-  cleanup_free char *root = paths_root (&p, name);
-  struct stat st;
-  if (lstat (root, &st) == 0)
-    die ("cannot create '%s': it already exists (%s)", name, root);
-
-  cleanup_free char *staging = xasprintf ("%s/%s" STAGING_SUFFIX, p.staging, name);
-  if (mkdtemp (staging) == NULL)
-    die_with_error ("cannot create staging directory in %s", p.staging);
-  cleanup_staging = staging;
-  set_die_cleanup (create_cleanup);
-
-  cleanup_fd int rootfd = open (staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (rootfd < 0)
-    die_with_error ("cannot open %s", staging);
-
-  struct extract_result res;
-  struct extractor *x = extract_archive (rootfd, src, xopts, &res);
-  account_ensure_user (rootfd);
-  extract_finish (x);
-
-  cleanup_free char *meta_path = paths_meta (&p, name);
-  struct meta m = {
-    .name = xstrdup (name),
-    .source = xstrdup (src->origin),
-    .sha256 = xstrdup (res.sha256),
-    .created = format_rfc3339_utc (time (NULL)),
-    .size_bytes = res.size_bytes,
-  };
-  cleanup_meta = meta_path;
-  meta_write (meta_path, &m);
-  meta_clear (&m);
-
-  if (rename_noreplace (staging, root) < 0)
-    {
-      if (errno == EEXIST || errno == ENOTEMPTY)
-        die ("cannot create '%s': it already exists (%s)", name, root);
-      die_with_error ("cannot move %s into place as %s", staging, root);
-    }
-  set_die_cleanup (NULL);
-  cleanup_staging = cleanup_meta = NULL;
-  extract_finish_root (x);
-  store_paths_clear (&p);
 }
 
 char *

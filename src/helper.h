@@ -1,0 +1,14 @@
+/* enter-devroot is two programs. enter-devroot itself links the C library only, so that
+ * entering a root costs what chroot(8) costs: enter, run, list, path, remove, doctor, help.
+ * enter-devroot-store links libarchive, libcurl and libcrypto (44 shared objects and some
+ * 12,000 relocations with -z now: milliseconds per start) and does create, templates,
+ * fetch and cache; enter-devroot execs it with its own argv for those. */
+#pragma once
+
+#define STORE_HELPER_NAME "enter-devroot-store"
+
+/* Where the helper is: beside the running binary (a build tree, a copied pair), else
+ * PKGLIBEXECDIR (an installed tool). Never from PATH or the environment. */
+char *store_helper_path (void);
+/* Exec the helper with ARGV (die()s naming the helper when it cannot run). */
+__attribute__((noreturn)) void exec_store_helper (char **argv);
