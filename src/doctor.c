@@ -13,6 +13,7 @@
 
 #include "confine.h"
 #include "doctor.h"
+#include "helper.h"
 #include "paths.h"
 #include "userns.h"
 #include "util.h"
@@ -152,6 +153,12 @@ doctor_run (void)
   line ("Landlock ABI", landlock);
   line ("enter confines with Landlock", confine_landlock_summary (abi));
   line ("enter blocks terminal injection", "TIOCSTI, TIOCLINUX (seccomp)");
+
+  cleanup_free char *helper = store_helper_path ();
+  cleanup_free char *helper_state = access (helper, X_OK) == 0 ? xstrdup (helper)
+    : xasprintf ("%s: %s (create, templates, fetch and cache will fail)", helper,
+                 strerror (errno));
+  line ("create and fetch run", helper_state);
 
   const char *auto_mode = chroot_err == 0 ? "chroot" : userns_err == 0 ? "userns" : NULL;
   line ("mode auto uses", auto_mode != NULL ? auto_mode : "nothing: no mode works here");
