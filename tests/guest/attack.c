@@ -10,6 +10,8 @@
  *   tiocsti-i386             the same through the i386 entry (int $0x80, ioctl = 54)
  *   tiocsti-x32              the same through the x32 syscall number (0x40000000 | 514)
  *   tioclinux                ioctl(0, TIOCLINUX, paste selection)
+ *   tioclinux-shift          ioctl(0, TIOCLINUX, get shift state): needs no capability,
+ *                            works on a VT that is the caller's controlling terminal
  *   kill PID                 kill(PID, 0)
  *   ptrace PID               PTRACE_ATTACH then detach
  *   vmwrite PID              process_vm_writev into PID (an unmapped address: EFAULT
@@ -264,6 +266,11 @@ main (int argc, char **argv)
   if (strcmp (what, "tioclinux") == 0)
     {
       char sub = 3; /* TIOCL_PASTESEL */
+      return result (ioctl (0, TIOCLINUX, &sub));
+    }
+  if (strcmp (what, "tioclinux-shift") == 0)
+    {
+      char sub = 6; /* TIOCL_GETSHIFTSTATE */
       return result (ioctl (0, TIOCLINUX, &sub));
     }
   if (strcmp (what, "kill") == 0)
