@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "extract.h"
-#include "gzcheck.h"
+#include "gunzip.h"
 #include "util.h"
 
 /* Archives small enough for a fuzzer still describe big files: cap what one unpacks. */
@@ -43,7 +43,7 @@ int LLVMFuzzerInitialize (int *argc, char ***argv);
 /* ---- What the extractor holds, found through the linker wraps. */
 static struct archive *live_archive;
 static struct extractor *live_extractor;
-static struct gzcheck *live_gz;
+static struct gunzip *live_gz;
 
 int __real_archive_read_open (struct archive *a, void *data, archive_open_callback *o,
                               archive_read_callback *r, archive_close_callback *c);
@@ -51,10 +51,10 @@ int __wrap_archive_read_open (struct archive *a, void *data, archive_open_callba
                               archive_read_callback *r, archive_close_callback *c);
 int __real_archive_read_free (struct archive *a);
 int __wrap_archive_read_free (struct archive *a);
-struct gzcheck *__real_gzcheck_new (const unsigned char *first, size_t len);
-struct gzcheck *__wrap_gzcheck_new (const unsigned char *first, size_t len);
-int __real_gzcheck_finish (struct gzcheck *g, const char **why);
-int __wrap_gzcheck_finish (struct gzcheck *g, const char **why);
+struct gunzip *__real_gunzip_new (const unsigned char *first, size_t len);
+struct gunzip *__wrap_gunzip_new (const unsigned char *first, size_t len);
+int __real_gunzip_finish (struct gunzip *g, const char **why);
+int __wrap_gunzip_finish (struct gunzip *g, const char **why);
 
 int
 __wrap_archive_read_open (struct archive *a, void *data, archive_open_callback *o,
@@ -73,19 +73,19 @@ __wrap_archive_read_free (struct archive *a)
   return __real_archive_read_free (a);
 }
 
-struct gzcheck *
-__wrap_gzcheck_new (const unsigned char *first, size_t len)
+struct gunzip *
+__wrap_gunzip_new (const unsigned char *first, size_t len)
 {
-  live_gz = __real_gzcheck_new (first, len);
+  live_gz = __real_gunzip_new (first, len);
   return live_gz;
 }
 
 int
-__wrap_gzcheck_finish (struct gzcheck *g, const char **why)
+__wrap_gunzip_finish (struct gunzip *g, const char **why)
 {
   if (g == live_gz)
     live_gz = NULL;
-  return __real_gzcheck_finish (g, why);
+  return __real_gunzip_finish (g, why);
 }
 
 /* ---- die() returns here. */
@@ -221,7 +221,7 @@ release_after_die (void)
   if (live_gz != NULL)
     {
       const char *why;
-      (void) __wrap_gzcheck_finish (live_gz, &why);
+      (void) __wrap_gunzip_finish (live_gz, &why);
     }
   if (live_extractor != NULL)
     {

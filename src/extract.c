@@ -42,7 +42,7 @@
 
 #include "digest.h"
 #include "extract.h"
-#include "gzcheck.h"
+#include "gunzip.h"
 #include "util.h"
 
 #define READ_BLOCK_SIZE (64 * 1024)
@@ -132,64 +132,120 @@ struct extractor
   int fd;
   struct dir_cache cache;
   struct sha256 hash;
-  struct gzcheck *gz;      /* NULL unless the input is gzip */
+  struct gunzip *gz;       /* NULL unless the input is gzip: then we inflate it */
   bool started;
   unsigned char buf[READ_BLOCK_SIZE];
 };
 
+/* The next block of the file into x->buf, hashed and counted: its length, 0 at the end,
+ * -1 with errno. */
+static ssize_t
+read_raw (struct extractor *x)
+{
+  ssize_t n;
+  do
+    n = read (x->fd, x->buf, sizeof x->buf);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0)
+    return n;
+  sha256_update (&x->hash, x->buf, (size_t) n);
+  if (x->opts->progress != NULL)
+    x->opts->progress ((uint64_t) n, x->opts->progress_data);
+  return n;
+}
+
+/* libarchive's read callback: the file as it is, or for gzip the tar inside it. */
 static ssize_t
 read_and_hash (struct archive *a, void *data, const void **buffer)
 {
   struct extractor *x = data;
   ssize_t n;
-  do
-    n = read (x->fd, x->buf, sizeof x->buf);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
+  if (!x->started || x->gz == NULL)
     {
-      archive_set_error (a, errno, "read error");
-      return -1;
+      n = read_raw (x);
+      if (n < 0)
+        {
+          archive_set_error (a, errno, "read error");
+          return -1;
+        }
+      if (!x->started)
+        {
+          x->started = true;
+          x->gz = gunzip_new (x->buf, (size_t) n);
+        }
+      if (x->gz == NULL)
+        {
+          *buffer = x->buf;
+          return n;
+        }
+      gunzip_input (x->gz, x->buf, (size_t) n);
     }
-  sha256_update (&x->hash, x->buf, (size_t) n);
-  if (x->opts->progress != NULL)
-    x->opts->progress ((uint64_t) n, x->opts->progress_data);
-  if (!x->started)
+  for (;;)
     {
-      x->gz = gzcheck_new (x->buf, (size_t) n);
-      x->started = true;
+      const unsigned char *out;
+      const char *why;
+      ssize_t m = gunzip_output (x->gz, &out, &why);
+      if (m < 0)
+        {
+          archive_set_error (a, EIO, "corrupt gzip stream: %s", why);
+          return -1;
+        }
+      if (m > 0)
+        {
+          *buffer = out;
+          return m;
+        }
+      if (gunzip_over (x->gz))
+        return 0; /* trailing bytes: drain_and_hash hashes them */
+      n = read_raw (x);
+      if (n < 0)
+        {
+          archive_set_error (a, errno, "read error");
+          return -1;
+        }
+      if (n == 0)
+        {
+          struct gunzip *g = x->gz;
+          x->gz = NULL;
+          if (gunzip_finish (g, &why) < 0)
+            {
+              archive_set_error (a, EIO, "%s", why);
+              return -1;
+            }
+          return 0;
+        }
+      gunzip_input (x->gz, x->buf, (size_t) n);
     }
-  const char *why;
-  if (gzcheck_update (x->gz, x->buf, (size_t) n, &why) < 0)
-    {
-      archive_set_error (a, EIO, "corrupt gzip stream: %s", why);
-      return -1;
-    }
-  *buffer = x->buf;
-  return n;
 }
 
-/* Hash whatever follows the end of the archive too: the digest covers the whole file. */
+/* Hash whatever follows the end of the archive too: the digest covers the whole file; and
+ * inflate the rest of a gzip member libarchive did not need, so its CRC is checked. */
 static void
 drain_and_hash (struct extractor *x)
 {
+  const char *why;
   for (;;)
     {
-      ssize_t n = read (x->fd, x->buf, sizeof x->buf);
-      if (n < 0 && errno == EINTR)
-        continue;
+      if (x->gz != NULL && !gunzip_over (x->gz))
+        {
+          const unsigned char *out;
+          ssize_t m = gunzip_output (x->gz, &out, &why);
+          if (m < 0)
+            die ("%s: corrupt gzip stream: %s", x->desc, why);
+          if (m > 0)
+            continue;
+        }
+      ssize_t n = read_raw (x);
       if (n < 0)
         die_with_error ("%s: read error", x->desc);
       if (n == 0)
         break;
-      sha256_update (&x->hash, x->buf, (size_t) n);
-      const char *why;
-      if (gzcheck_update (x->gz, x->buf, (size_t) n, &why) < 0)
-        die ("%s: corrupt gzip stream: %s", x->desc, why);
+      if (x->gz != NULL)
+        gunzip_input (x->gz, x->buf, (size_t) n);
     }
-  const char *why;
-  int r = gzcheck_finish (x->gz, &why);
+  struct gunzip *g = x->gz;
   x->gz = NULL;
-  if (r < 0)
+  if (gunzip_finish (g, &why) < 0)
     die ("%s: %s", x->desc, why);
 }
 
@@ -681,5 +737,6 @@ extract_finish_root (struct extractor *x)
   if (x->cache.fd >= 0)
     close (x->cache.fd);
   free (x->cache.path);
+  sha256_free (&x->hash); /* after sha256_final, a no-op; after a die(), the context */
   free (x);
 }

@@ -1,50 +1,53 @@
-/* An independent integrity check of gzip input (see gzcheck.h for why). */
+/* Decompressing and verifying gzip input (see gunzip.h for why). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <zlib.h>
 
-#include "gzcheck.h"
+#include "gunzip.h"
 #include "util.h"
 
 #define GZIP_WINDOW_BITS (15 + 16) /* 32 KiB window, gzip wrapper only */
-#define DISCARD_SIZE (64 * 1024)
+#define OUT_SIZE (128 * 1024)
 
-struct gzcheck
+struct gunzip
 {
   z_stream z;
-  bool in_member;  /* inside a member (between header and trailer) */
-  bool trailing;   /* after a member, in bytes that do not start another one */
-  unsigned char out[DISCARD_SIZE];
+  bool in_member; /* inside a member (between header and trailer) */
+  bool over;      /* after the last member, in bytes that do not start another one */
+  unsigned char out[OUT_SIZE];
 };
 
-struct gzcheck *
-gzcheck_new (const unsigned char *first, size_t len)
+struct gunzip *
+gunzip_new (const unsigned char *first, size_t len)
 {
   if (len < 2 || first[0] != 0x1f || first[1] != 0x8b)
     return NULL;
-  struct gzcheck *g = xcalloc (1, sizeof *g);
+  struct gunzip *g = xcalloc (1, sizeof *g);
   if (inflateInit2 (&g->z, GZIP_WINDOW_BITS) != Z_OK)
     die ("cannot initialise zlib");
   g->in_member = true;
   return g;
 }
 
-int
-gzcheck_update (struct gzcheck *g, const unsigned char *buf, size_t len, const char **why)
+void
+gunzip_input (struct gunzip *g, const unsigned char *buf, size_t len)
 {
-  if (g == NULL || g->trailing)
-    return 0;
   g->z.next_in = (unsigned char *) (uintptr_t) buf; /* zlib does not write through it */
   g->z.avail_in = (uInt) len;
-  while (g->z.avail_in > 0)
+}
+
+ssize_t
+gunzip_output (struct gunzip *g, const unsigned char **out, const char **why)
+{
+  while (!g->over && g->z.avail_in > 0)
     {
       if (!g->in_member)
         {
-          /* Another member follows (concatenated gzip), or trailing bytes that libarchive
-           * judges on its own (zero padding). */
+          /* Another member follows (concatenated gzip), or trailing bytes. */
           if (g->z.next_in[0] != 0x1f)
             {
-              g->trailing = true;
-              return 0;
+              g->over = true;
+              break;
             }
           if (inflateReset (&g->z) != Z_OK)
             die ("cannot reset zlib");
@@ -55,17 +58,31 @@ gzcheck_update (struct gzcheck *g, const unsigned char *buf, size_t len, const c
       int r = inflate (&g->z, Z_NO_FLUSH);
       if (r == Z_STREAM_END)
         g->in_member = false;
-      else if (r != Z_OK && r != Z_BUF_ERROR)
+      else if (r != Z_OK)
         {
+          /* Z_BUF_ERROR with room to write and bytes to read cannot happen; if it
+           * did, the stream would never move again. */
           *why = r == Z_DATA_ERROR && g->z.msg != NULL ? g->z.msg : "gzip data error";
           return -1;
+        }
+      size_t n = sizeof g->out - g->z.avail_out;
+      if (n > 0)
+        {
+          *out = g->out;
+          return (ssize_t) n;
         }
     }
   return 0;
 }
 
+bool
+gunzip_over (const struct gunzip *g)
+{
+  return g->over;
+}
+
 int
-gzcheck_finish (struct gzcheck *g, const char **why)
+gunzip_finish (struct gunzip *g, const char **why)
 {
   if (g == NULL)
     return 0;
