@@ -59,7 +59,8 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   store_paths_from_env (&p);
   store_prepare (&p);
 
-  cleanup_fd int lockfd = lock_name_or_die (&p, name, "create");
+  /* Held until we return; never read. */
+  cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (&p, name, "create");
   clean_stale_staging (&p, name);
 
   cleanup_free char *root = paths_root (&p, name);

@@ -283,7 +283,8 @@ store_remove (const char *name)
   if (lstat (root, &st) < 0)
     die ("cannot remove '%s': no such devroot", name);
   store_prepare (&p);
-  cleanup_fd int lockfd = lock_name_or_die (&p, name, "remove");
+  /* Held until we return; never read. */
+  cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (&p, name, "remove");
   clean_stale_staging (&p, name);
 
   /* Move it out of sight first, so an interrupted remove never leaves a half root under

@@ -29,7 +29,7 @@ run_die_cleanup (void)
     fn ();
 }
 
-static void
+__attribute__((format (printf, 1, 0))) static void
 vmessage (const char *format, va_list args, int errsv, bool with_error)
 {
   fflush (stdout);
