@@ -30,6 +30,7 @@
 
 #include "extract.h"
 #include "gunzip.h"
+#include "unlz4.h"
 #include "util.h"
 
 /* Archives small enough for a fuzzer still describe big files: cap what one unpacks. */
@@ -44,6 +45,7 @@ int LLVMFuzzerInitialize (int *argc, char ***argv);
 static struct archive *live_archive;
 static struct extractor *live_extractor;
 static struct gunzip *live_gz;
+static struct unlz4 *live_lz4;
 
 int __real_archive_read_open (struct archive *a, void *data, archive_open_callback *o,
                               archive_read_callback *r, archive_close_callback *c);
@@ -55,6 +57,10 @@ struct gunzip *__real_gunzip_new (const unsigned char *first, size_t len);
 struct gunzip *__wrap_gunzip_new (const unsigned char *first, size_t len);
 int __real_gunzip_finish (struct gunzip *g, const char **why);
 int __wrap_gunzip_finish (struct gunzip *g, const char **why);
+struct unlz4 *__real_unlz4_new (const unsigned char *first, size_t len);
+struct unlz4 *__wrap_unlz4_new (const unsigned char *first, size_t len);
+int __real_unlz4_finish (struct unlz4 *u, const char **why);
+int __wrap_unlz4_finish (struct unlz4 *u, const char **why);
 
 int
 __wrap_archive_read_open (struct archive *a, void *data, archive_open_callback *o,
@@ -86,6 +92,21 @@ __wrap_gunzip_finish (struct gunzip *g, const char **why)
   if (g == live_gz)
     live_gz = NULL;
   return __real_gunzip_finish (g, why);
+}
+
+struct unlz4 *
+__wrap_unlz4_new (const unsigned char *first, size_t len)
+{
+  live_lz4 = __real_unlz4_new (first, len);
+  return live_lz4;
+}
+
+int
+__wrap_unlz4_finish (struct unlz4 *u, const char **why)
+{
+  if (u == live_lz4)
+    live_lz4 = NULL;
+  return __real_unlz4_finish (u, why);
 }
 
 /* ---- die() returns here. */
@@ -222,6 +243,11 @@ release_after_die (void)
     {
       const char *why;
       (void) __wrap_gunzip_finish (live_gz, &why);
+    }
+  if (live_lz4 != NULL)
+    {
+      const char *why;
+      (void) __wrap_unlz4_finish (live_lz4, &why);
     }
   if (live_extractor != NULL)
     {

@@ -24,7 +24,8 @@
  * Formats: the tar family only (ustar, pax, GNU, v7): a rootfs is a tarball, and the other
  * format parsers (zip, rar, 7z, iso9660, cpio ...) would only add attack surface. Filters:
  * none, gzip, bzip2, xz/lzma, zstd, lz4 and compress, all in-library (no external helper
- * program is ever spawned). Memory stays flat: data is streamed block by block; only the
+ * program is ever spawned); gzip and lz4 are decoded here with zlib and liblz4, which
+ * verify the checksums libarchive skips (gunzip.h, unlz4.h). Memory stays flat: data is streamed block by block; only the
  * list of directories (for the final fixups) grows with the archive.
  */
 #include <archive.h>
@@ -43,6 +44,7 @@
 #include "digest.h"
 #include "extract.h"
 #include "gunzip.h"
+#include "unlz4.h"
 #include "util.h"
 
 #define READ_BLOCK_SIZE (64 * 1024)
@@ -119,6 +121,79 @@ struct dir_cache
   int fd;
 };
 
+/* The compressions decoded here rather than by libarchive, which does not verify their
+ * checksums (gunzip.h, unlz4.h); libarchive then reads the plain tar. */
+enum decoder_kind
+{
+  DECODER_NONE,
+  DECODER_GZIP,
+  DECODER_LZ4,
+};
+
+struct decoder
+{
+  enum decoder_kind kind;
+  struct gunzip *gz;
+  struct unlz4 *lz4;
+};
+
+static void
+decoder_start (struct decoder *d, const unsigned char *first, size_t len)
+{
+  if ((d->gz = gunzip_new (first, len)) != NULL)
+    d->kind = DECODER_GZIP;
+  else if ((d->lz4 = unlz4_new (first, len)) != NULL)
+    d->kind = DECODER_LZ4;
+}
+
+static const char *
+decoder_name (const struct decoder *d)
+{
+  return d->kind == DECODER_GZIP ? "gzip" : "lz4";
+}
+
+static void
+decoder_input (struct decoder *d, const unsigned char *buf, size_t len)
+{
+  if (d->kind == DECODER_GZIP)
+    gunzip_input (d->gz, buf, len);
+  else if (d->kind == DECODER_LZ4)
+    unlz4_input (d->lz4, buf, len);
+}
+
+static ssize_t
+decoder_output (struct decoder *d, const unsigned char **out, const char **why)
+{
+  if (d->kind == DECODER_GZIP)
+    return gunzip_output (d->gz, out, why);
+  if (d->kind == DECODER_LZ4)
+    return unlz4_output (d->lz4, out, why);
+  return 0;
+}
+
+static bool
+decoder_over (const struct decoder *d)
+{
+  if (d->kind == DECODER_GZIP)
+    return gunzip_over (d->gz);
+  if (d->kind == DECODER_LZ4)
+    return unlz4_over (d->lz4);
+  return true;
+}
+
+/* -1 with *why if the stream was cut short; the decoder is then done with. */
+static int
+decoder_finish (struct decoder *d, const char **why)
+{
+  int r = 0;
+  if (d->kind == DECODER_GZIP)
+    r = gunzip_finish (d->gz, why);
+  else if (d->kind == DECODER_LZ4)
+    r = unlz4_finish (d->lz4, why);
+  *d = (struct decoder) { .kind = DECODER_NONE };
+  return r;
+}
+
 struct extractor
 {
   int rootfd;
@@ -132,7 +207,7 @@ struct extractor
   int fd;
   struct dir_cache cache;
   struct sha256 hash;
-  struct gunzip *gz;       /* NULL unless the input is gzip: then we inflate it */
+  struct decoder dec;      /* gzip and lz4 are decoded here (they verify what libarchive does not) */
   bool started;
   unsigned char buf[READ_BLOCK_SIZE];
 };
@@ -154,13 +229,13 @@ read_raw (struct extractor *x)
   return n;
 }
 
-/* libarchive's read callback: the file as it is, or for gzip the tar inside it. */
+/* libarchive's read callback: the file as it is, or for gzip and lz4 the tar inside it. */
 static ssize_t
 read_and_hash (struct archive *a, void *data, const void **buffer)
 {
   struct extractor *x = data;
   ssize_t n;
-  if (!x->started || x->gz == NULL)
+  if (!x->started || x->dec.kind == DECODER_NONE)
     {
       n = read_raw (x);
       if (n < 0)
@@ -171,23 +246,23 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
       if (!x->started)
         {
           x->started = true;
-          x->gz = gunzip_new (x->buf, (size_t) n);
+          decoder_start (&x->dec, x->buf, (size_t) n);
         }
-      if (x->gz == NULL)
+      if (x->dec.kind == DECODER_NONE)
         {
           *buffer = x->buf;
           return n;
         }
-      gunzip_input (x->gz, x->buf, (size_t) n);
+      decoder_input (&x->dec, x->buf, (size_t) n);
     }
   for (;;)
     {
       const unsigned char *out;
       const char *why;
-      ssize_t m = gunzip_output (x->gz, &out, &why);
+      ssize_t m = decoder_output (&x->dec, &out, &why);
       if (m < 0)
         {
-          archive_set_error (a, EIO, "corrupt gzip stream: %s", why);
+          archive_set_error (a, EIO, "corrupt %s stream: %s", decoder_name (&x->dec), why);
           return -1;
         }
       if (m > 0)
@@ -195,7 +270,7 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
           *buffer = out;
           return m;
         }
-      if (gunzip_over (x->gz))
+      if (decoder_over (&x->dec))
         return 0; /* trailing bytes: drain_and_hash hashes them */
       n = read_raw (x);
       if (n < 0)
@@ -205,33 +280,32 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
         }
       if (n == 0)
         {
-          struct gunzip *g = x->gz;
-          x->gz = NULL;
-          if (gunzip_finish (g, &why) < 0)
+          if (decoder_finish (&x->dec, &why) < 0)
             {
               archive_set_error (a, EIO, "%s", why);
               return -1;
             }
           return 0;
         }
-      gunzip_input (x->gz, x->buf, (size_t) n);
+      decoder_input (&x->dec, x->buf, (size_t) n);
     }
 }
 
 /* Hash whatever follows the end of the archive too: the digest covers the whole file; and
- * inflate the rest of a gzip member libarchive did not need, so its CRC is checked. */
+ * decode the rest of a gzip member or lz4 frame libarchive did not need, so its checksum
+ * is verified. */
 static void
 drain_and_hash (struct extractor *x)
 {
   const char *why;
   for (;;)
     {
-      if (x->gz != NULL && !gunzip_over (x->gz))
+      if (!decoder_over (&x->dec))
         {
           const unsigned char *out;
-          ssize_t m = gunzip_output (x->gz, &out, &why);
+          ssize_t m = decoder_output (&x->dec, &out, &why);
           if (m < 0)
-            die ("%s: corrupt gzip stream: %s", x->desc, why);
+            die ("%s: corrupt %s stream: %s", x->desc, decoder_name (&x->dec), why);
           if (m > 0)
             continue;
         }
@@ -240,12 +314,9 @@ drain_and_hash (struct extractor *x)
         die_with_error ("%s: read error", x->desc);
       if (n == 0)
         break;
-      if (x->gz != NULL)
-        gunzip_input (x->gz, x->buf, (size_t) n);
+      decoder_input (&x->dec, x->buf, (size_t) n);
     }
-  struct gunzip *g = x->gz;
-  x->gz = NULL;
-  if (gunzip_finish (g, &why) < 0)
+  if (decoder_finish (&x->dec, &why) < 0)
     die ("%s: %s", x->desc, why);
 }
 
