@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "clone.h"
 #include "userconfig.h"
 #include "digest.h"
 #include "meta.h"
@@ -207,8 +208,10 @@ cache_list (const struct cache *c, bool json)
       else
         strbuf_appendf (&sb, "%s  %12jd  %s\n", digests[i], (intmax_t) st.st_size, origin);
     }
+  bool first = digests[0] == NULL;
+  unpacked_list (c, &sb, json, &first);
   if (json)
-    strbuf_append (&sb, digests[0] != NULL ? "\n]\n" : "]\n");
+    strbuf_append (&sb, !first ? "\n]\n" : "]\n");
   cleanup_free char *text = strbuf_steal (&sb);
   fputs (text, stdout);
 }
@@ -281,9 +284,12 @@ cache_clean (const struct cache *c, bool quiet)
       else
         busy++;
     }
+  unsigned long trees = unpacked_clean (c);
   if (quiet)
     return;
   printf ("removed %lu file%s (%ju bytes)", removed, removed == 1 ? "" : "s", bytes);
+  if (trees > 0)
+    printf (" and %lu unpacked cop%s", trees, trees == 1 ? "y" : "ies");
   if (busy > 0)
     printf ("; %lu download%s in progress left alone", busy, busy == 1 ? "" : "s");
   printf ("\n");

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "account.h"
+#include "clone.h"
+#include "digest.h"
 #include "meta.h"
 #include "name.h"
 #include "paths.h"
@@ -51,6 +53,22 @@ rename_noreplace (const char *from, const char *to)
   return rename (from, to);
 }
 
+/* The SHA-256 of SRC's bytes, when an unpacked copy could spare unpacking them: SRC is a
+ * regular file (rewound after hashing) and matches the digest it must have, if any (a
+ * mismatch is left to the unpacking, which refuses it with the usual message). */
+static bool
+archive_digest (struct source *src, char hex[SHA256_HEX_LEN + 1])
+{
+  struct stat st;
+  if (!unpacked_any () || fstat (src->fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return false;
+  if (sha256_fd (src->fd, UINT64_MAX, hex) < 0)
+    die_with_error ("%s: read error", src->description);
+  if (lseek (src->fd, 0, SEEK_SET) < 0)
+    die_with_error ("%s: cannot rewind", src->description);
+  return src->expected_sha256 == NULL || strcmp (src->expected_sha256, hex) == 0;
+}
+
 void
 store_create (const char *name, struct source *src, const struct extract_opts *xopts)
 {
@@ -78,10 +96,21 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   if (rootfd < 0)
     die_with_error ("cannot open %s", staging);
 
-  struct extract_result res;
-  struct extractor *x = extract_archive (rootfd, src, xopts, &res);
+  /* A second create from the same archive clones the copy the first one kept, where the
+   * filesystem clones by reference (clone.h); otherwise, or if that fails, unpack. */
+  struct extract_result res = { 0 };
+  struct extractor *x = NULL;
+  struct stat copy_root;
+  char hex[SHA256_HEX_LEN + 1];
+  bool cloned = archive_digest (src, hex)
+                && unpacked_clone_into (hex, rootfd, &res.size_bytes, &copy_root);
+  if (cloned)
+    memcpy (res.sha256, hex, sizeof hex);
+  else
+    x = extract_archive (rootfd, src, xopts, &res);
   account_ensure_user (rootfd);
-  extract_finish (x);
+  if (x != NULL)
+    extract_finish (x);
 
   cleanup_free char *meta_path = paths_meta (&p, name);
   struct meta m = {
@@ -103,7 +132,17 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
     }
   set_die_cleanup (NULL);
   cleanup_staging = cleanup_meta = NULL;
-  extract_finish_root (x);
+  if (x != NULL)
+    {
+      extract_finish_root (x);
+      unpacked_keep (res.sha256, root, src->origin, res.size_bytes);
+    }
+  else
+    {
+      struct timespec t[2] = { copy_root.st_atim, copy_root.st_mtim };
+      if (fchmod (rootfd, copy_root.st_mode & 01777) < 0 || futimens (rootfd, t) < 0)
+        die_with_error ("cannot set the mode and times of %s", root);
+    }
   store_paths_clear (&p);
 }
 

@@ -338,3 +338,16 @@ serve_dir() {
 	assert_edr_error 125
 	assert_store_unchanged
 }
+
+@test "create: no unpacked copy is kept where the filesystem cannot clone files by reference" {
+	echo x > "$W/probe"
+	if cp --reflink=always "$W/probe" "$W/probe2" 2>/dev/null; then
+		skip "this filesystem clones by reference (root.bats covers that case)"
+	fi
+	edr create a
+	edr create b
+	[[ -z $(ls -A "$XDG_CACHE_HOME/enter-devroot/unpacked" 2>/dev/null) ]] ||
+		fail "an unpacked copy was kept: $(ls -A "$XDG_CACHE_HOME/enter-devroot/unpacked")"
+	run "$EDR_BIN" cache list
+	refute_output --partial unpacked
+}

@@ -10,6 +10,7 @@ setup() {
 	edr_setup
 }
 teardown() {
+	teardown_reflink
 	[[ -z ${suid_dir:-} ]] || rm -rf "$suid_dir"
 	edr_teardown
 }
@@ -126,4 +127,134 @@ privileged_copy() {
 	privileged_copy 0755
 	run --separate-stderr as_test_user "$suid_bin" list
 	assert_status 0
+}
+
+# --- a second create clones the first one's unpacked copy (src/clone.h) ---------
+# Needs a filesystem that clones files by reference: a loop-mounted XFS made here
+# (only if xfs is already in /proc/filesystems: nothing is loaded into the kernel).
+
+# reflink_fs: mount a fresh 512 MiB XFS (reflink=1) on $MNT with XDG dirs on it.
+reflink_fs() {
+	command -v mkfs.xfs >/dev/null || skip "mkfs.xfs not installed (apt-get install xfsprogs)"
+	grep -qw xfs /proc/filesystems || skip "xfs is not in /proc/filesystems (never modprobed here)"
+	MNT=$T/mnt
+	mkdir -p "$MNT"
+	truncate -s 512M "$T/xfs.img"
+	mkfs.xfs -q -f -m reflink=1 "$T/xfs.img" || skip "mkfs.xfs failed"
+	mount -o loop "$T/xfs.img" "$MNT" || skip "cannot loop-mount an XFS image here"
+	export XDG_DATA_HOME=$MNT/data XDG_CACHE_HOME=$MNT/cache
+	mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME"
+}
+
+# clone_tar OUT: a root with a 4 MiB file, a hardlink, a symlink, a read-only
+# directory and unusual modes and times, as .tar.zst.
+clone_tar() {
+	local t=$W/tree
+	mkdir -p "$t/etc" "$t/usr/bin" "$t/ro"
+	head -c $((4 << 20)) /dev/urandom > "$t/usr/bin/big"
+	ln "$t/usr/bin/big" "$t/usr/bin/big-link"
+	ln -s ../usr/bin/big "$t/etc/big-symlink"
+	echo secret > "$t/etc/shadowish" && chmod 600 "$t/etc/shadowish"
+	echo x > "$t/ro/file" && chmod 751 "$t/ro/file" && chmod 555 "$t/ro"
+	echo 'root:x:0:0:root:/root:/bin/sh' > "$t/etc/passwd"
+	find "$t" -exec touch -h -d '2020-02-02 02:02:02' {} +
+	tar --numeric-owner -C "$t" -cf - . | zstd -q -o "$1"
+	chmod -R u+w "$t" && rm -rf "$t"
+}
+
+# tree_listing ROOT: every entry's type, mode, size, mtime and link target.
+tree_listing() {
+	(cd "$1" && find . -printf '%y %m %s %T@ %l %p\n' | sort -k6)
+}
+
+teardown_reflink() {
+	[[ -n ${MNT:-} ]] && mountpoint -q "$MNT" && { chmod -R u+w "$MNT"; umount "$MNT"; }
+	return 0
+}
+
+@test "reflink: a second create clones the first one's unpacked copy: same tree, shared extents, no new data" {
+	reflink_fs
+	clone_tar "$W/r.tar.zst"
+	edr_run create a --from "$W/r.tar.zst"
+	assert_status 0
+	run "$EDR_BIN" cache list
+	assert_output --regexp "^[0-9a-f]{64} +[0-9]+  unpacked copy of $W/r.tar.zst\$"
+	local used
+	used=$(df --output=used -B1 "$MNT" | tail -n 1)
+	edr_run create b --from "$W/r.tar.zst"
+	assert_status 0
+	assert_equal "$stderr" ""
+	# Same tree, entry for entry (types, modes, sizes, times, symlink targets).
+	diff <(tree_listing "$(root_of a)") <(tree_listing "$(root_of b)") ||
+		fail "the cloned root differs from the unpacked one"
+	cmp "$(root_of a)/usr/bin/big" "$(root_of b)/usr/bin/big"
+	# The hardlink is a hardlink again; the files are b's own inodes, not a's.
+	[[ $(stat -c %i "$(root_of b)/usr/bin/big") == $(stat -c %i "$(root_of b)/usr/bin/big-link") ]] ||
+		fail "hardlink not kept"
+	[[ $(stat -c %i "$(root_of a)/usr/bin/big") != $(stat -c %i "$(root_of b)/usr/bin/big") ]] ||
+		fail "b shares an inode with a"
+	# Shared extents (reflinks), and the 4 MiB were not written again.
+	run xfs_io -r -c 'fiemap -v' "$(root_of b)/usr/bin/big"
+	assert_output --regexp '0x20[0-9a-f]{2}'
+	local grown=$(($(df --output=used -B1 "$MNT" | tail -n 1) - used))
+	((grown < 2 << 20)) || fail "the second create used $grown bytes of disk"
+	# The metadata says the same archive and size.
+	local k
+	for k in sha256 size_bytes; do
+		[[ $(grep -o "\"$k\": [^,}]*" "$(store)/meta/a.json") == \
+			$(grep -o "\"$k\": [^,}]*" "$(store)/meta/b.json") ]] || fail "metadata $k differs"
+	done
+}
+
+@test "reflink: writing in a cloned root changes neither the other root nor the unpacked copy" {
+	reflink_fs
+	clone_tar "$W/r.tar.zst"
+	edr create a --from "$W/r.tar.zst"
+	edr create b --from "$W/r.tar.zst"
+	local before
+	before=$(sha256sum < "$(root_of a)/usr/bin/big")
+	printf 'changed' | dd of="$(root_of b)/usr/bin/big" conv=notrunc status=none
+	[[ $(sha256sum < "$(root_of a)/usr/bin/big") == "$before" ]] || fail "a changed"
+	edr create c --from "$W/r.tar.zst"
+	[[ $(sha256sum < "$(root_of c)/usr/bin/big") == "$before" ]] || fail "the unpacked copy changed"
+}
+
+@test "reflink: cache clean removes the unpacked copies; a create then unpacks and keeps a new one" {
+	reflink_fs
+	clone_tar "$W/r.tar.zst"
+	edr create a --from "$W/r.tar.zst"
+	run "$EDR_BIN" cache clean
+	assert_success
+	assert_output --partial "1 unpacked copy"
+	[[ -z $(ls "$XDG_CACHE_HOME/enter-devroot/unpacked") ]] || fail "unpacked copies left"
+	edr create b --from "$W/r.tar.zst"
+	diff <(tree_listing "$(root_of a)") <(tree_listing "$(root_of b)") || fail "b differs"
+	[[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/unpacked") ]] || fail "no new unpacked copy"
+}
+
+@test "reflink: a broken unpacked copy is not used (one warning, the create unpacks); a wrong --sha256 is still refused" {
+	reflink_fs
+	clone_tar "$W/r.tar.zst"
+	edr create a --from "$W/r.tar.zst"
+	local hex
+	hex=$(sha256sum "$W/r.tar.zst" | cut -d' ' -f1)
+	# A digest that is not the file's: refused as before, even with a copy kept.
+	edr_run create w --from "$W/r.tar.zst" --sha256 "${hex//?/0}"
+	assert_edr_error 125 "r.tar.zst"
+	[[ ! -e $(root_of w) ]] || fail "a root from a mismatching archive"
+	# A copy tampered with (a FIFO where a directory was): the clone stops half-way,
+	# says so in one line, and the create unpacks instead.
+	rm -rf "$XDG_CACHE_HOME/enter-devroot/unpacked/$hex/root/usr"
+	mkfifo "$XDG_CACHE_HOME/enter-devroot/unpacked/$hex/root/usr"
+	edr_run create b --from "$W/r.tar.zst"
+	assert_status 0
+	[[ ${#stderr_lines[@]} -eq 1 && ${stderr_lines[0]} == *"cannot clone the unpacked copy"*"unpacking instead"* ]] ||
+		fail "expected one warning line: $stderr"
+	diff <(tree_listing "$(root_of a)") <(tree_listing "$(root_of b)") || fail "b differs from a"
+	# The copy without its tree: not used, silently.
+	rm -rf "$XDG_CACHE_HOME/enter-devroot/unpacked/$hex/root"
+	edr_run create c --from "$W/r.tar.zst"
+	assert_status 0
+	assert_equal "$stderr" ""
+	diff <(tree_listing "$(root_of a)") <(tree_listing "$(root_of c)") || fail "c differs from a"
 }
