@@ -499,6 +499,7 @@ extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e
   if (archive_entry_size_is_set (e) && archive_entry_size (e) > 0)
     account_bytes (x, entry, (uint64_t) archive_entry_size (e));
 
+  la_int64_t end = 0; /* the file's size so far: it was created empty */
   for (;;)
     {
       const void *buf;
@@ -521,9 +522,13 @@ extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e
           size -= (size_t) n;
           offset += n;
         }
+      if (offset > end)
+        end = offset;
     }
-  /* A sparse file may end in a hole that no data block covers. */
-  if (archive_entry_size_is_set (e) && ftruncate (fd, (off_t) archive_entry_size (e)) < 0)
+  /* A sparse file may end in a hole that no data block covers. Only then: on XFS a
+   * truncate costs a transaction, and makes close() flush the file's data. */
+  if (archive_entry_size_is_set (e) && archive_entry_size (e) != end
+      && ftruncate (fd, (off_t) archive_entry_size (e)) < 0)
     die_with_error ("%s: cannot size entry '%s'", x->desc, entry);
   if (fchmod (fd, archive_entry_perm (e) & MODE_KEPT_BITS) < 0)
     die_with_error ("%s: cannot set the mode of entry '%s'", x->desc, entry);

@@ -351,3 +351,16 @@ serve_dir() {
 	run "$EDR_BIN" cache list
 	refute_output --partial unpacked
 }
+
+@test "create: a sparse file that ends in a hole keeps its size and content" {
+	mkdir -p "$W/tree/etc"
+	printf 'head' > "$W/tree/etc/sparse"
+	truncate -s 3M "$W/tree/etc/sparse"
+	printf 'mid' | dd of="$W/tree/etc/sparse" bs=1 seek=1048576 conv=notrunc status=none
+	tar --sparse -C "$W/tree" -cf "$W/sparse.tar" .
+	edr_run create sp --from "$W/sparse.tar"
+	assert_success
+	[[ $(stat -c %s "$(root_of sp)/etc/sparse") -eq $((3 << 20)) ]] ||
+		fail "size $(stat -c %s "$(root_of sp)/etc/sparse"), expected 3 MiB"
+	cmp "$W/tree/etc/sparse" "$(root_of sp)/etc/sparse"
+}
