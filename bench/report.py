@@ -82,6 +82,11 @@ sections = [
     ("unpack-zst", "3a. Unpack the Debian root, .tar.zst", "bsdtar -x", ""),
     ("unpack-gz", "3b. Unpack the Debian root, .tar.gz", "bsdtar -x", ""),
     ("unpack-xz", "3c. Unpack the Debian root, .tar.xz", "bsdtar -x", ""),
+    ("unpack-second", "3d. A second create from the same .tar.zst, on XFS with reflink "
+     "(loop-mounted image)", "bsdtar -x",
+     "The first create unpacks and keeps a reflinked copy of the tree in the cache "
+     "(`cache clean` before each run); the second finds that copy (the archive is hashed "
+     "first) and clones it with FICLONE: only metadata is written. " + read("xfs.note")),
     ("guest", "1c. Enter latency in the QEMU guest, patched kernel, busybox root (TCG-emulated: "
      "compare ratios within this table only)", "chroot (root)",
      "`bench/guest`: qemu-system-x86_64 -accel tcg, 1 vCPU, fs.unprivileged_chroot=1, user "
