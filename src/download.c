@@ -242,7 +242,8 @@ memory_write (char *ptr, size_t size, size_t nmemb, void *data)
 }
 
 char *
-download_to_memory (const char *url, size_t max, const struct download_opts *o, size_t *len_out)
+download_to_memory (const char *url, size_t max, const struct download_opts *o, char **why_out,
+                    size_t *len_out)
 {
   char errbuf[CURL_ERROR_SIZE];
   CURL *h = new_handle (url, o, errbuf);
@@ -255,7 +256,13 @@ download_to_memory (const char *url, size_t max, const struct download_opts *o, 
     die ("cannot download %s: larger than %zu bytes", url, max);
   if (rc != CURLE_OK)
     {
-      cleanup_free char *why = error_text (rc, errbuf);
+      char *why = error_text (rc, errbuf);
+      if (why_out != NULL)
+        {
+          free (strbuf_steal (&m.sb));
+          *why_out = why;
+          return NULL;
+        }
       die ("cannot download %s: %s", url, why);
     }
   *len_out = m.sb.len;

@@ -28,9 +28,11 @@ struct download_opts
 int download_file (const char *url, int dirfd, const char *name, const struct download_opts *o,
                    char hex[SHA256_HEX_LEN + 1]);
 
-/* Download URL (a catalogue) into memory: at most MAX bytes, NUL-terminated. */
+/* Download URL (a catalogue) into memory: at most MAX bytes, NUL-terminated. A body over
+ * MAX die()s; any other failure die()s too, unless WHY is not NULL: then NULL is returned
+ * with *WHY (malloc'd) saying what failed. */
 char *download_to_memory (const char *url, size_t max, const struct download_opts *o,
-                          size_t *len_out);
+                          char **why, size_t *len_out);
 
 /* Delete NAME and NAME.validators in DIRFD (a download that must not be resumed). */
 void download_discard (int dirfd, const char *name);

@@ -72,16 +72,57 @@ struct loaded_catalog
   struct catalog cat;
 };
 
+/* The last catalogue fetched from an index URL, kept in the cache (catalogs/ + the
+ * SHA-256 of the URL) for when the index cannot be reached: it maps template names to
+ * digests, and the files it names are verified against those digests as always. */
+static char *
+saved_catalog_path (const char *index_url)
+{
+  struct cache c;
+  cache_open (&c);
+  char h[SHA256_HEX_LEN + 1];
+  sha256_string (index_url, h);
+  cleanup_free char *dir = xasprintf ("%s/catalogs", c.base);
+  cache_clear (&c);
+  if (mkdir_p (dir, 0700) < 0)
+    die_with_error ("cannot create cache directory %s", dir);
+  return xasprintf ("%s/%s", dir, h);
+}
+
+/* Best effort: a catalogue that cannot be saved is only not available offline. */
+static void
+save_catalog (const char *path, const char *text, size_t len)
+{
+  cleanup_free char *tmp = xasprintf ("%s.tmp", path);
+  cleanup_fd int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 || write_all (fd, text, len) < 0 || rename (tmp, path) < 0)
+    unlink (tmp);
+}
+
 static void
 load_catalog (const struct fetch_opts *o, struct loaded_catalog *lc)
 {
   lc->index_url = config_index_url (o->index);
   struct download_opts d = { .cacert = o->cacert, .quiet = true };
   size_t len;
-  cleanup_free char *text = download_to_memory (lc->index_url, CATALOG_MAX_BYTES, &d, &len);
+  cleanup_free char *saved = saved_catalog_path (lc->index_url);
+  cleanup_free char *why = NULL;
+  cleanup_free char *text = download_to_memory (lc->index_url, CATALOG_MAX_BYTES, &d, &why, &len);
+  if (text == NULL)
+    {
+      struct stat st;
+      text = stat (saved, &st) == 0 ? load_file_at (AT_FDCWD, saved, CATALOG_MAX_BYTES, &len)
+                                    : NULL;
+      if (text == NULL)
+        die ("cannot download %s: %s", lc->index_url, why);
+      cleanup_free char *when = format_rfc3339_utc (st.st_mtime);
+      warn ("cannot download %s (%s): using the copy fetched at %s", lc->index_url, why, when);
+    }
   cleanup_free char *error = NULL;
   if (catalog_parse (text, len, &lc->cat, &error) < 0)
     die ("catalogue %s: %s", lc->index_url, error);
+  if (why == NULL)
+    save_catalog (saved, text, len);
 }
 
 static void

@@ -75,6 +75,23 @@ teardown() { fetch_teardown; }
 	assert_edr_error "$EDR_TOOL_EXIT" "$HTTP/$D/missing-index" "404"
 }
 
+@test "an unreachable catalogue: the copy last fetched is used, with one warning; cached templates still create" {
+	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE"
+	edr fetch t --index "$HTTP/$D/index" --quiet
+	rm "$WWW/$D/index"
+	edr_run create r --template t --index "$HTTP/$D/index"
+	assert_status 0
+	[[ ${#stderr_lines[@]} -eq 1 && ${stderr_lines[0]} == *"cannot download $HTTP/$D/index"*"using the copy fetched at"* ]] ||
+		fail "expected one warning line: $stderr"
+	[[ -d $(root_of r) ]] || fail "no root"
+	edr_run templates --index "$HTTP/$D/index"
+	assert_status 0
+	assert_line --regexp '^t +.* yes +'
+	# Another index URL has no saved copy: the error is the plain one.
+	edr_run templates --index "$HTTP/$D/other-index"
+	assert_edr_error "$EDR_TOOL_EXIT" "$HTTP/$D/other-index" "404"
+}
+
 @test "a template not in the catalogue is refused by fetch and create" {
 	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE"
 	edr_run fetch nope --index "$HTTP/$D/index"
