@@ -10,8 +10,9 @@
  *   5. open the root with O_PATH|O_NOFOLLOW, fchdir into it, close it, chroot("."): the
  *      working directory is inside the new root before it becomes the root, and no fd to
  *      a directory outside is open (both rules of the kernel patch);
- *      on EPERM in auto mode, or in userns mode: an identity-mapped user namespace, then
- *      chroot(".") again;
+ *      on EPERM in auto mode, or in userns mode: an identity-mapped user namespace, a
+ *      private mount namespace with a tmpfs /dev holding the host's null, zero, full,
+ *      random, urandom and tty (mount_dev), then chroot(".") again;
  *   6. check that getcwd() is "/" and "." is "/" (the runc lesson: never trust the cwd);
  *   7. chdir to --workdir or the home from the root's /etc/passwd;
  *   8. build the environment;
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,6 +68,84 @@ enter_mode_parse (const char *s, enum enter_mode *out)
   return 0;
 }
 
+/* The character devices every program expects, bound from the host into a userns-mode
+ * devroot's /dev (bwrap --dev does the same): harmless ones only. */
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+static int
+mount_on_fd (const char *source, int fd, const char *type, unsigned long flags,
+             const char *data)
+{
+  char target[64];
+  snprintf (target, sizeof target, "/proc/self/fd/%d", fd);
+  return mount (source, target, type, flags, data);
+}
+
+/* userns mode, before chroot: in a private mount namespace, a fresh tmpfs on the root's
+ * dev/ directory (the root on disk is not touched) holding the host's null, zero, full,
+ * random, urandom and tty (bind mounts), fd, stdin, stdout and stderr symlinks and a shm/
+ * directory. The working directory is the new root. A root without a dev/ directory gets
+ * nothing; a failure is one warning line, not fatal: the root is usable without. */
+static void
+mount_dev (const char *name)
+{
+  if (unshare (CLONE_NEWNS) < 0)
+    {
+      warn ("root '%s': no /dev: cannot create a mount namespace: %s", name, strerror (errno));
+      return;
+    }
+  /* Our mounts must not propagate back to the caller's namespace. */
+  /* (The kernel ignores the type of a propagation change or a bind; "none" rather than
+   * NULL keeps valgrind quiet.) */
+  if (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
+    {
+      warn ("root '%s': no /dev: cannot make the mounts private: %s", name, strerror (errno));
+      return;
+    }
+  cleanup_fd int at = open ("dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (at < 0)
+    return; /* no dev/ directory (or a symlink in its place): nothing to mount on */
+  if (mount_on_fd ("tmpfs", at, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=1m") < 0)
+    {
+      warn ("root '%s': no /dev: cannot mount a tmpfs on it: %s", name, strerror (errno));
+      return;
+    }
+  cleanup_fd int dev = open ("dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dev < 0)
+    {
+      warn ("root '%s': no /dev: cannot open the new tmpfs: %s", name, strerror (errno));
+      return;
+    }
+  for (size_t i = 0; i < N_ELEMENTS (dev_nodes); i++)
+    {
+      cleanup_free char *host = xasprintf ("/dev/%s", dev_nodes[i]);
+      struct stat st;
+      if (stat (host, &st) < 0 || !S_ISCHR (st.st_mode))
+        continue;
+      int fd = openat (dev, dev_nodes[i], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                       0666);
+      if (fd >= 0)
+        {
+          close (fd);
+          fd = openat (dev, dev_nodes[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        }
+      if (fd < 0 || mount_on_fd (host, fd, "none", MS_BIND, NULL) < 0)
+        warn ("root '%s': no /dev/%s: %s", name, dev_nodes[i], strerror (errno));
+      if (fd >= 0)
+        close (fd);
+    }
+  static const char *const links[][2] = {
+    { "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
+    { "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
+  };
+  for (size_t i = 0; i < N_ELEMENTS (links); i++)
+    if (symlinkat (links[i][1], dev, links[i][0]) < 0)
+      warn ("root '%s': no /dev/%s: %s", name, links[i][0], strerror (errno));
+  /* mkdirat applies the umask: set the sticky, world-writable mode explicitly. */
+  if (mkdirat (dev, "shm", 01777) < 0 || fchmodat (dev, "shm", 01777, 0) < 0)
+    warn ("root '%s': no /dev/shm: %s", name, strerror (errno));
+}
+
 static void
 chroot_via_userns (const char *name, int chroot_errno)
 {
@@ -80,6 +160,7 @@ chroot_via_userns (const char *name, int chroot_errno)
       die ("cannot enter root '%s': chroot refused (%s) and user namespaces unavailable "
            "(%s): see 'enter-devroot doctor'", name, chroot_why, userns_why);
     }
+  mount_dev (name);
   if (chroot (".") < 0)
     die_with_error ("cannot enter root '%s': chroot inside a user namespace", name);
 }

@@ -148,3 +148,41 @@ teardown() { edr_teardown; }
 	assert_status 0
 	assert_output dangling
 }
+
+# userns mode only (the host's mode): the patched kernel's chroot mode has no way to give
+# an unprivileged user device nodes.
+@test "inside: in userns mode /dev is a private tmpfs with the host's null, zero, full, random, urandom, tty; the root's dev/ on disk is untouched" {
+	local before
+	before=$(ls -A "$(root_of dev)/dev")
+	edr_run run --mode userns dev -- sh -c '
+		echo discarded > /dev/null && echo null:ok
+		echo "urandom:$(head -c 16 /dev/urandom | wc -c)"
+		echo "zero:$(head -c 3 /dev/zero | od -An -tx1 | tr -d " ")"
+		if echo x 2>/dev/null > /dev/full; then echo full:accepted; else echo full:ENOSPC; fi
+		for n in null zero full random urandom tty; do [ -c /dev/$n ] || echo "not a device: $n"; done
+		[ -d /dev/shm ] && [ -w /dev/shm ] && echo shm:ok'
+	assert_status 0
+	assert_equal "$stderr" ""
+	assert_line null:ok
+	assert_line urandom:16
+	assert_line zero:000000
+	assert_line full:ENOSPC
+	assert_line shm:ok
+	refute_output --partial "not a device"
+	[[ $(ls -A "$(root_of dev)/dev") == "$before" ]] || fail "the root's dev/ changed on disk"
+	# The mounts were private: nothing shows outside.
+	! grep -q "$(root_of dev)" /proc/self/mountinfo || fail "a mount leaked out"
+}
+
+@test "inside: a root whose dev is a symlink gets no /dev mounted through it" {
+	mkdir -p "$W/tree/etc" "$W/outdev"
+	ln -s "$W/outdev" "$W/tree/dev"
+	tar -C "$W/tree" -cf "$W/symdev.tar" .
+	edr_run create sd --from "$W/symdev.tar"
+	assert_success
+	edr_run run --mode userns sd -- /bin/true
+	# (the root has no shell: only that entering works and nothing was mounted outside)
+	[[ $status -eq 0 || $status -eq 127 ]] || fail "unexpected status $status: $stderr"
+	[[ -z $(ls -A "$W/outdev") ]] || fail "something was created through the symlink"
+	! grep -q "$W/outdev" /proc/self/mountinfo || fail "a mount landed outside"
+}
