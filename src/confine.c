@@ -132,6 +132,10 @@ warn_landlock (const char *name, int abi)
   else if (abi < 1)
     warn ("root '%s': Landlock unavailable (%s): confined by chroot only; see --no-landlock",
           name, strerror (-abi));
+  else if (abi == 1)
+    warn ("root '%s': Landlock ABI 1: renames and hard links across directories fail "
+          "(EXDEV), signals and abstract sockets are not scoped (needs ABI %d); see "
+          "--no-landlock", name, EDR_LANDLOCK_ABI_SCOPES);
   else
     warn ("root '%s': Landlock scoping of signals and abstract sockets unavailable (ABI %d, "
           "needs %d): filesystem and ptrace confined only; see --no-landlock", name, abi,
