@@ -32,14 +32,23 @@
  *                            seccomp filter: a kernel without Landlock, for real)
  *   landlock-fails CMD...    exec CMD with landlock_restrict_self failing EPERM: a kernel
  *                            that has Landlock but refuses the domain
+ *   landlock-abi N CMD...    run CMD with the Landlock version query answering N (a
+ *                            seccomp user notification answered here): an older
+ *                            kernel's ABI; the rulesets CMD builds still go to this one
+ *   rename FROM TO           rename(FROM, TO)
+ *   ruleset FS SCOPED        landlock_create_ruleset with those handled_access_fs and
+ *                            scoped masks (numbers): checks landlock-abi's emulation
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
+#include <linux/landlock.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +132,42 @@ open_and_read (int dirfd, const char *path)
   return result (read (fd, buf, sizeof buf));
 }
 
+/* Send FD over the connected unix socket S (SCM_RIGHTS, one byte of data). */
+static int
+send_fd_on (int s, int fd)
+{
+  char byte = 'x';
+  struct iovec iov = { &byte, 1 };
+  union { char buf[CMSG_SPACE (sizeof (int))]; struct cmsghdr align; } u;
+  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                      .msg_controllen = sizeof u.buf };
+  struct cmsghdr *c1 = CMSG_FIRSTHDR (&m);
+  c1->cmsg_level = SOL_SOCKET;
+  c1->cmsg_type = SCM_RIGHTS;
+  c1->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (c1), &fd, sizeof fd);
+  return sendmsg (s, &m, 0) == 1 ? 0 : -1;
+}
+
+/* The fd sent by send_fd_on over S, or -1. */
+static int
+recv_fd_on (int s)
+{
+  char byte;
+  struct iovec iov = { &byte, 1 };
+  union { char buf[CMSG_SPACE (sizeof (int))]; struct cmsghdr align; } u;
+  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                      .msg_controllen = sizeof u.buf };
+  if (recvmsg (s, &m, 0) != 1)
+    return -1;
+  struct cmsghdr *c1 = CMSG_FIRSTHDR (&m);
+  if (c1 == NULL || c1->cmsg_level != SOL_SOCKET || c1->cmsg_type != SCM_RIGHTS)
+    return -1;
+  int fd;
+  memcpy (&fd, CMSG_DATA (c1), sizeof fd);
+  return fd;
+}
+
 static int
 send_fd (const char *sock, const char *dir)
 {
@@ -138,17 +183,7 @@ send_fd (const char *sock, const char *dir)
   int c = accept (s, NULL, NULL);
   if (c < 0)
     return 2;
-  char byte = 'x';
-  struct iovec iov = { &byte, 1 };
-  union { char buf[CMSG_SPACE (sizeof (int))]; struct cmsghdr align; } u;
-  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                      .msg_controllen = sizeof u.buf };
-  struct cmsghdr *c1 = CMSG_FIRSTHDR (&m);
-  c1->cmsg_level = SOL_SOCKET;
-  c1->cmsg_type = SCM_RIGHTS;
-  c1->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (c1), &dfd, sizeof dfd);
-  return sendmsg (c, &m, 0) == 1 ? 0 : 2;
+  return send_fd_on (c, dfd) == 0 ? 0 : 2;
 }
 
 static int
@@ -162,18 +197,9 @@ recv_fd (const char *sock, const char *path)
       perror ("edr-attack: recvfd: connect");
       return 2;
     }
-  char byte;
-  struct iovec iov = { &byte, 1 };
-  union { char buf[CMSG_SPACE (sizeof (int))]; struct cmsghdr align; } u;
-  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                      .msg_controllen = sizeof u.buf };
-  if (recvmsg (s, &m, 0) != 1)
+  int dfd = recv_fd_on (s);
+  if (dfd < 0)
     return 2;
-  struct cmsghdr *c1 = CMSG_FIRSTHDR (&m);
-  if (c1 == NULL || c1->cmsg_type != SCM_RIGHTS)
-    return 2;
-  int dfd;
-  memcpy (&dfd, CMSG_DATA (c1), sizeof dfd);
   return open_and_read (dfd, path);
 }
 
@@ -220,6 +246,112 @@ exec_with_failing (long nr, int err, char **argv)
   execvp (argv[0], argv);
   perror ("edr-attack: exec");
   return 127;
+}
+
+/* Whether a kernel of Landlock ABI ABI would refuse the landlock_create_ruleset call REQ,
+ * as its errno, else 0. Such a kernel's struct landlock_ruleset_attr ends after
+ * handled_access_fs (ABI 1-3), handled_access_net (4-5) or scoped (6): a longer attr
+ * must be zero past that end (E2BIG), and it knows fewer filesystem rights (EINVAL). */
+static int
+old_kernel_refuses (int lfd, const struct seccomp_notif *req, long abi)
+{
+  if (req->data.args[2] == LANDLOCK_CREATE_RULESET_VERSION)
+    return 0;
+  if (req->data.args[2] != 0)
+    return EINVAL;
+  size_t size = req->data.args[1];
+  size_t ksize = abi >= 6 ? 24 : abi >= 4 ? 16 : 8;
+  uint64_t fs_known = (1ULL << (abi >= 5 ? 16 : abi >= 3 ? 15 : abi >= 2 ? 14 : 13)) - 1;
+  uint64_t attr[8] = { 0 };
+  if (req->data.args[0] == 0 || size < ksize || size > sizeof attr)
+    return 0; /* this kernel answers as that one would (EFAULT, EINVAL, its own checks) */
+  struct iovec local = { attr, size }, remote = { (void *) req->data.args[0], size };
+  if (process_vm_readv (req->pid, &local, 1, &remote, 1, 0) != (ssize_t) size
+      || ioctl (lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+    {
+      perror ("edr-attack: landlock-abi: read the ruleset attr");
+      return EIO;
+    }
+  for (size_t i = ksize; i < size; i++)
+    if (((unsigned char *) attr)[i] != 0)
+      return E2BIG;
+  return attr[0] & ~fs_known ? EINVAL : 0;
+}
+
+/* Run ARGV as if on a kernel of Landlock ABI ABI (1 or more): the child's seccomp filter
+ * turns its landlock_create_ruleset calls into user notifications, which the parent
+ * answers: the version query with ABI, a ruleset that kernel would refuse with its
+ * errno; the rest goes on to this kernel, which applies an older ABI's rights and no
+ * scopes exactly as that kernel would. The child builds the filter (the parent stays
+ * unfiltered) and hands the listener over; the parent answers until no task uses the
+ * filter, then returns the child's status. */
+static int
+exec_with_landlock_abi (long abi, char **argv)
+{
+  int sv[2];
+  if (abi < 1 || socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+    return 2;
+  pid_t pid = fork ();
+  if (pid < 0)
+    return 2;
+  if (pid == 0)
+    {
+      struct sock_filter f[] = {
+        BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+        BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_landlock_create_ruleset, 0, 1),
+        BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+        BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      };
+      struct sock_fprog p = { .len = sizeof f / sizeof f[0], .filter = f };
+      int lfd = -1;
+      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
+          || (lfd = syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                             SECCOMP_FILTER_FLAG_NEW_LISTENER, &p)) < 0
+          || send_fd_on (sv[1], lfd) < 0)
+        {
+          perror ("edr-attack: landlock-abi: seccomp listener");
+          _exit (2);
+        }
+      close (lfd);
+      close (sv[0]);
+      close (sv[1]);
+      execvp (argv[0], argv);
+      perror ("edr-attack: exec");
+      _exit (127);
+    }
+  close (sv[1]);
+  int lfd = recv_fd_on (sv[0]);
+  close (sv[0]);
+  for (struct pollfd pfd = { .fd = lfd, .events = POLLIN }; lfd >= 0;)
+    {
+      if (poll (&pfd, 1, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          break;
+        }
+      if (!(pfd.revents & POLLIN))
+        break; /* POLLHUP: the child and all it started have exited */
+      struct seccomp_notif req;
+      struct seccomp_notif_resp resp;
+      memset (&req, 0, sizeof req);
+      if (ioctl (lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+        continue; /* ENOENT: the caller died meanwhile */
+      memset (&resp, 0, sizeof resp);
+      resp.id = req.id;
+      int err = old_kernel_refuses (lfd, &req, abi);
+      if (err != 0)
+        resp.error = -err;
+      else if (req.data.args[2] == LANDLOCK_CREATE_RULESET_VERSION)
+        resp.val = abi;
+      else
+        resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+      ioctl (lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+    }
+  int st;
+  if (waitpid (pid, &st, 0) < 0)
+    return 2;
+  return WIFEXITED (st) ? WEXITSTATUS (st) : 128 + WTERMSIG (st);
 }
 
 int
@@ -334,6 +466,15 @@ main (int argc, char **argv)
     return exec_with_failing (SYS_landlock_create_ruleset, ENOSYS, argv + 2);
   if (strcmp (what, "landlock-fails") == 0 && argc > 2)
     return exec_with_failing (SYS_landlock_restrict_self, EPERM, argv + 2);
+  if (strcmp (what, "landlock-abi") == 0 && argc > 3)
+    return exec_with_landlock_abi (strtol (a1, NULL, 10), argv + 3);
+  if (strcmp (what, "rename") == 0)
+    return result (rename (a1, a2));
+  if (strcmp (what, "ruleset") == 0)
+    {
+      uint64_t attr[3] = { strtoull (a1, NULL, 0), 0, strtoull (a2, NULL, 0) };
+      return result (syscall (SYS_landlock_create_ruleset, attr, sizeof attr, 0));
+    }
   fprintf (stderr, "edr-attack: unknown attack %s\n", what);
   return 2;
 }

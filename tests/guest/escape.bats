@@ -30,11 +30,15 @@ teardown() {
 	guest_teardown
 }
 
-# attack [--no-landlock] ATTACK ARGS...: edr-attack inside dev; $output is its word.
+# attack [--no-landlock | --abi N] ATTACK ARGS...: edr-attack inside dev; $output is its
+# word. --abi N: as on a kernel of Landlock ABI N (edr-attack landlock-abi).
 attack() {
-	local opt=()
-	[[ $1 == --no-landlock ]] && { opt=(--no-landlock); shift; }
-	run --separate-stderr "$EDR_BIN" run "${opt[@]}" dev -- edr-attack "$@"
+	local pre=() opt=()
+	case $1 in
+	--no-landlock) opt=(--no-landlock); shift ;;
+	--abi) pre=("$EDR_ATTACK" landlock-abi "$2"); shift 2 ;;
+	esac
+	run --separate-stderr "${pre[@]}" "$EDR_BIN" run "${opt[@]}" dev -- edr-attack "$@"
 }
 
 start_victim() {
@@ -209,4 +213,22 @@ tty_run() {
 	run --separate-stderr "$EDR_ATTACK" no-landlock "$EDR_BIN" run --no-landlock dev -- /bin/echo inside
 	assert_status 0
 	assert_equal "$stderr" ""
+}
+
+@test "escape: on Landlock ABI 1 and 5 (emulated on this kernel): one warning, fds and ptrace still confined, signals not" {
+	start_victim
+	local abi sock=$DEV/tmp/fd.sock
+	for abi in 1 5; do
+		rm -f "$sock"
+		"$EDR_ATTACK" sendfd "$sock" "$OUT" >/dev/null 3>&- &
+		helpers+=($!)
+		for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
+		attack --abi $abi recvfd /tmp/fd.sock secret
+		assert_output EACCES
+		assert_regex "$stderr" "^enter-devroot: warning: root 'dev': Landlock (ABI 1: renames|scoping .*\\(ABI 5, needs 6\\)).*; see --no-landlock\$"
+		attack --abi $abi ptrace "$victim"
+		assert_output EPERM
+		attack --abi $abi kill "$victim"
+		assert_output ok
+	done
 }

@@ -30,11 +30,33 @@ need_landlock() {
 	[[ $abi -ge ${1:-1} ]] || skip "Landlock ABI $abi < ${1:-1}"
 }
 
-# attack [--no-landlock] ATTACK ARGS...: run edr-attack inside devroot r; $output is its word.
+# attack [--no-landlock | --abi N] ATTACK ARGS...: run edr-attack inside devroot r; $output
+# is its word. --abi N: as on a kernel of Landlock ABI N (edr-attack landlock-abi).
 attack() {
-	local opt=()
-	[[ $1 == --no-landlock ]] && { opt=(--no-landlock); shift; }
-	run --separate-stderr "$EDR_BIN" run "${opt[@]}" r -- edr-attack "$@"
+	local pre=() opt=()
+	case $1 in
+	--no-landlock) opt=(--no-landlock); shift ;;
+	--abi) pre=("$EDR_ATTACK" landlock-abi "$2"); shift 2 ;;
+	esac
+	run --separate-stderr "${pre[@]}" "$EDR_BIN" run "${opt[@]}" r -- edr-attack "$@"
+}
+
+# The one warning line entering prints on a kernel of Landlock ABI $1 (1 to 5).
+abi_warning() {
+	if [[ $1 == 1 ]]; then
+		echo "enter-devroot: warning: root 'r': Landlock ABI 1: renames and hard links across directories fail (EXDEV), signals and abstract sockets are not scoped (needs ABI 6); see --no-landlock"
+	else
+		echo "enter-devroot: warning: root 'r': Landlock scoping of signals and abstract sockets unavailable (ABI $1, needs 6): filesystem and ptrace confined only; see --no-landlock"
+	fi
+}
+
+# serve_fd: an outside process offers a directory fd of $OUT on the root's /tmp/fd.sock.
+serve_fd() {
+	local sock=$(root_of r)/tmp/fd.sock
+	rm -f "$sock"
+	"$EDR_ATTACK" sendfd "$sock" "$OUT" >/dev/null 3>&- &
+	helpers+=($!)
+	for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
 }
 
 # A victim: a process of the same user outside the devroot.
@@ -96,12 +118,8 @@ tty_run() {
 
 @test "a directory fd passed in over a unix socket opens nothing outside (runc CVE-2024-21626 class)" {
 	need_landlock
-	local sock=$(root_of r)/tmp/fd.sock
 	for opt in --no-landlock ""; do
-		rm -f "$sock"
-		"$EDR_ATTACK" sendfd "$sock" "$OUT" >/dev/null 3>&- &
-		helpers+=($!)
-		for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
+		serve_fd
 		attack $opt recvfd /tmp/fd.sock secret
 		if [[ -n $opt ]]; then assert_output ok; else assert_output EACCES; fi
 	done
@@ -160,6 +178,79 @@ tty_run() {
 		kill "${helpers[-1]}" 2>/dev/null || true
 		wait "${helpers[-1]}" 2>/dev/null || true
 	done
+}
+
+# An older kernel's Landlock, on this one: edr-attack landlock-abi N answers the version
+# query with N and refuses, with that kernel's errno, a ruleset it would not know; the
+# rulesets it would take go on to this kernel, which applies them as that kernel would.
+
+@test "the Landlock ABI emulation refuses what an older kernel would (so the tests below can fail)" {
+	need_landlock 6
+	local refer=0x2000 ioctl_dev=0x8000
+	run "$EDR_ATTACK" landlock-abi 1 "$EDR_ATTACK" ruleset 0x1fff 0
+	assert_output ok
+	run "$EDR_ATTACK" landlock-abi 1 "$EDR_ATTACK" ruleset $refer 0
+	assert_output EINVAL
+	run "$EDR_ATTACK" landlock-abi 4 "$EDR_ATTACK" ruleset $ioctl_dev 0
+	assert_output EINVAL
+	run "$EDR_ATTACK" landlock-abi 5 "$EDR_ATTACK" ruleset 1 1
+	assert_output E2BIG
+	run "$EDR_ATTACK" landlock-abi 6 "$EDR_ATTACK" ruleset $ioctl_dev 1
+	assert_output ok
+	run "$EDR_ATTACK" landlock-abi 3 "$EDR_BIN" doctor
+	assert_line --regexp '^Landlock ABI +3$'
+}
+
+@test "Landlock ABI 1 to 5: entering works with one warning naming the ABI, and a passed-in fd still opens nothing outside" {
+	need_landlock 6
+	local abi
+	for abi in 1 2 3 4 5; do
+		serve_fd
+		attack --abi $abi recvfd /tmp/fd.sock secret
+		assert_output EACCES
+		assert_equal "$stderr" "$(abi_warning $abi)"
+	done
+}
+
+@test "Landlock ABI 1 to 5: signals and abstract sockets are not scoped, as the warning says" {
+	need_landlock 6
+	local abi name=edr-test-$$-$RANDOM
+	start_victim
+	"$EDR_ATTACK" listen-abstract "$name" > "$T/listener" 3>&- &
+	helpers+=($!)
+	for _ in $(seq 50); do grep -q ready "$T/listener" 2>/dev/null && break; sleep 0.1; done
+	for abi in 1 2 3 4 5; do
+		attack --abi $abi kill "$victim"
+		assert_output ok
+	done
+	attack --abi 5 connect-abstract "$name"
+	assert_output ok
+	attack --abi 6 kill "$victim"
+	assert_output EPERM
+	assert_equal "$stderr" ""
+}
+
+@test "Landlock ABI 1: a rename across directories inside the root fails EXDEV, as the warning says; from ABI 2 it works" {
+	need_landlock 6
+	local root=$(root_of r) abi
+	mkdir -p "$root/a" "$root/b"
+	touch "$root/a/f"
+	attack --abi 1 rename /a/f /b/f
+	assert_output EXDEV
+	assert_equal "$stderr" "$(abi_warning 1)"
+	for abi in 2 5; do
+		attack --abi $abi rename /a/f /b/f
+		assert_output ok
+		mv "$root/b/f" "$root/a/f"
+	done
+}
+
+@test "doctor on Landlock ABI 1 and 5 says what entering will not confine" {
+	need_landlock 6
+	run "$EDR_ATTACK" landlock-abi 1 "$EDR_BIN" doctor
+	assert_line --regexp '^enter confines with Landlock +filesystem limited to the root \(no cross-directory rename/link: ABI 1\), ptrace scoped; signals and abstract sockets NOT scoped \(needs ABI 6\)$'
+	run "$EDR_ATTACK" landlock-abi 5 "$EDR_BIN" doctor
+	assert_line --regexp '^enter confines with Landlock +filesystem limited to the root, ptrace scoped; signals and abstract sockets NOT scoped \(needs ABI 6\)$'
 }
 
 @test "TIOCSTI injects outside the devroot, and is refused inside (bubblewrap CVE-2017-5226)" {
