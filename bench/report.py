@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import statistics
 import sys
 
 work, out, dat = sys.argv[1:4]
@@ -16,34 +17,68 @@ def read(name, default=""):
         return default
 
 
+def load_results(name):
+    """hyperfine's results for NAME: one run (NAME.json), or rounds (NAME.r1.json ...)."""
+    path = os.path.join(work, "json", name + ".json")
+    if os.path.exists(path):
+        with open(path) as f:
+            return [json.load(f)["results"]]
+    rounds = []
+    while os.path.exists(os.path.join(work, "json", f"{name}.r{len(rounds) + 1}.json")):
+        with open(os.path.join(work, "json", f"{name}.r{len(rounds) + 1}.json")) as f:
+            rounds.append(json.load(f)["results"])
+    return rounds
+
+
+def measured(name):
+    return bool(load_results(name))
+
+
 def table(name, title, ref, note=""):
-    """A Markdown table for one hyperfine run; returns (markdown, [(label, ratio)])."""
-    with open(os.path.join(work, "json", name + ".json")) as f:
-        res = json.load(f)["results"]
-    by = {r["command"]: r for r in res}
-    base = by[ref]["mean"]
+    """A Markdown table for one hyperfine run, or for rounds of one (bench/run hf_rounds):
+    then each case pools its runs, and its ratio is the median of the per-round ratios
+    of means, with their range. Returns (markdown, [(label, ratio)])."""
+    rounds = load_results(name)
+    order = [ref] + [c for c in [r["command"] for r in rounds[0]] if c != ref]
+    per = {c: [] for c in order}       # per-round ratios
+    times = {c: [] for c in order}     # pooled run times
+    for res in rounds:
+        by = {r["command"]: r for r in res}
+        for c in order:
+            per[c].append(by[c]["mean"] / by[ref]["mean"])
+            times[c] += by[c]["times"]
+    base = statistics.mean(times[ref])
     lines = [f"### {title}", ""]
     if note:
         lines += [note, ""]
-    lines += ["| case | mean ± σ | min … max | runs | ratio to " + ref + " |",
-              "|---|---|---|---|---|"]
+    multi = len(rounds) > 1
+    if multi:
+        lines += [f"{len(rounds)} rounds of hyperfine, the order of the cases rotated each "
+                  "round; mean ± σ and min … max over all runs of a case; the ratio is the "
+                  "median of the per-round ratios of means, with their range.", ""]
+    lines += ["| case | mean ± σ | min … max | runs | ratio to " + ref + " |" +
+              (" rounds' range |" if multi else ""),
+              "|---|---|---|---|---|" + ("---|" if multi else "")]
     ratios = []
-    for r in res:
-        unit, k = ("ms", 1e3) if base < 1 else ("s", 1)
-        ratio = r["mean"] / base
-        ratios.append((r["command"], ratio))
-        lines.append(f"| {r['command']} | {r['mean']*k:.2f} ± {(r['stddev'] or 0)*k:.2f} {unit} "
-                     f"| {r['min']*k:.2f} … {r['max']*k:.2f} {unit} | {len(r['times'])} "
-                     f"| **{ratio:.2f}x** |")
+    unit, k = ("ms", 1e3) if base < 1 else ("s", 1)
+    for c in order:
+        t = times[c]
+        ratio = statistics.median(per[c])
+        ratios.append((c, ratio))
+        sd = statistics.stdev(t) if len(t) > 1 else 0
+        lines.append(f"| {c} | {statistics.mean(t)*k:.2f} ± {sd*k:.2f} {unit} "
+                     f"| {min(t)*k:.2f} … {max(t)*k:.2f} {unit} | {len(t)} "
+                     f"| **{ratio:.2f}x** |" +
+                     (f" {min(per[c]):.2f} … {max(per[c]):.2f} |" if multi else ""))
     lines += ["", "<details><summary>exact commands</summary>", "", "```"]
-    for r in res:
-        lines.append(f"{r['command']}: {cmdline(name, r)}")
+    for c in order:
+        lines.append(f"{c}: {cmdline(name + ('.r1' if multi else ''), c)}")
     lines += ["```", "", "</details>", ""]
     return "\n".join(lines), ratios
 
 
-def cmdline(name, r):
-    cmd = commands.get((name, r["command"]), "(see bench/run)")
+def cmdline(name, label):
+    cmd = commands.get((name, label), "(see bench/run)")
     return re.sub(r"--reuid=[1-9]\d* --regid=[1-9]\d*", "--reuid=U --regid=G", cmd)
 
 
@@ -65,7 +100,8 @@ md = ["# Benchmark results", "",
       "Host: Debian 12, 2 shared cores, kernel " + os.uname().release +
       " without the chroot patch, so enter-devroot uses its user-namespace fallback.",
       "Every table is one hyperfine invocation (its commands run back to back, each after its "
-      "warmup, in this same bench run); only the **ratios** are meant to be compared: the "
+      "warmup, in this same bench run), or rounds of one (1a, 1b); only the **ratios** are "
+      "meant to be compared: the "
       "machine has 2 cores shared with other jobs, and absolute times move between runs.",
       "Unprivileged cases run as the bench user through `setpriv --reuid=U --regid=G "
       "--clear-groups`; the root reference goes through `setpriv --reuid=0 ...` so the "
@@ -100,7 +136,7 @@ sections = [
 ]
 md.append("## Results\n")
 for name, title, ref, note in sections:
-    if not os.path.exists(os.path.join(work, "json", name + ".json")):
+    if not measured(name):
         md += [f"### {title}", "", "_not measured in this run_", ""]
         continue
     text, ratios = table(name, title, ref, note)
