@@ -18,27 +18,24 @@ def read(name, default=""):
 
 
 def load_results(name):
-    """hyperfine's results for NAME: one run (NAME.json), or rounds (NAME.r1.json ...)."""
-    path = os.path.join(work, "json", name + ".json")
-    if os.path.exists(path):
-        with open(path) as f:
-            return [json.load(f)["results"]]
+    """hyperfine's results for NAME: one run (NAME.json), or rounds (NAME.r1.json ...);
+    [] when not measured."""
+    paths = [os.path.join(work, "json", name + ".json")]
+    if not os.path.exists(paths[0]):
+        paths = []
+        while os.path.exists(os.path.join(work, "json", f"{name}.r{len(paths) + 1}.json")):
+            paths.append(os.path.join(work, "json", f"{name}.r{len(paths) + 1}.json"))
     rounds = []
-    while os.path.exists(os.path.join(work, "json", f"{name}.r{len(rounds) + 1}.json")):
-        with open(os.path.join(work, "json", f"{name}.r{len(rounds) + 1}.json")) as f:
+    for path in paths:
+        with open(path) as f:
             rounds.append(json.load(f)["results"])
     return rounds
 
 
-def measured(name):
-    return bool(load_results(name))
-
-
-def table(name, title, ref, note=""):
+def table(name, rounds, title, ref, note=""):
     """A Markdown table for one hyperfine run, or for rounds of one (bench/run hf_rounds):
     then each case pools its runs, and its ratio is the median of the per-round ratios
     of means, with their range. Returns (markdown, [(label, ratio)])."""
-    rounds = load_results(name)
     order = [ref] + [c for c in [r["command"] for r in rounds[0]] if c != ref]
     per = {c: [] for c in order}       # per-round ratios
     times = {c: [] for c in order}     # pooled run times
@@ -136,10 +133,11 @@ sections = [
 ]
 md.append("## Results\n")
 for name, title, ref, note in sections:
-    if not measured(name):
+    rounds = load_results(name)
+    if not rounds:
         md += [f"### {title}", "", "_not measured in this run_", ""]
         continue
-    text, ratios = table(name, title, ref, note)
+    text, ratios = table(name, rounds, title, ref, note)
     md.append(text)
     for label, ratio in ratios:
         if label != ref:
