@@ -41,6 +41,15 @@ attack() {
 	run --separate-stderr "${pre[@]}" "$EDR_BIN" run "${opt[@]}" dev -- edr-attack "$@"
 }
 
+# serve_fd: an outside process offers a directory fd of $OUT on dev's /tmp/fd.sock.
+serve_fd() {
+	local sock=$DEV/tmp/fd.sock
+	rm -f "$sock"
+	"$EDR_ATTACK" sendfd "$sock" "$OUT" >/dev/null 3>&- &
+	helpers+=($!)
+	for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
+}
+
 start_victim() {
 	sleep 300 3>&- &
 	victim=$!
@@ -69,12 +78,9 @@ tty_run() {
 }
 
 @test "escape: a directory fd passed in over a unix socket opens nothing outside (runc CVE-2024-21626 class)" {
-	local sock=$DEV/tmp/fd.sock opt
+	local opt
 	for opt in --no-landlock ""; do
-		rm -f "$sock"
-		"$EDR_ATTACK" sendfd "$sock" "$OUT" >/dev/null 3>&- &
-		helpers+=($!)
-		for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
+		serve_fd
 		attack $opt recvfd /tmp/fd.sock secret
 		if [[ -n $opt ]]; then assert_output ok; else assert_output EACCES; fi
 	done
@@ -217,12 +223,9 @@ tty_run() {
 
 @test "escape: on Landlock ABI 1 and 5 (emulated on this kernel): one warning, fds and ptrace still confined, signals not" {
 	start_victim
-	local abi sock=$DEV/tmp/fd.sock
+	local abi
 	for abi in 1 5; do
-		rm -f "$sock"
-		"$EDR_ATTACK" sendfd "$sock" "$OUT" >/dev/null 3>&- &
-		helpers+=($!)
-		for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
+		serve_fd
 		attack --abi $abi recvfd /tmp/fd.sock secret
 		assert_output EACCES
 		assert_regex "$stderr" "^enter-devroot: warning: root 'dev': Landlock (ABI 1: renames|scoping .*\\(ABI 5, needs 6\\)).*; see --no-landlock\$"

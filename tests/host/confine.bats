@@ -59,6 +59,13 @@ serve_fd() {
 	for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
 }
 
+# listen_abstract NAME: an outside process listens on the abstract unix socket @NAME.
+listen_abstract() {
+	"$EDR_ATTACK" listen-abstract "$1" > "$T/listener" 3>&- &
+	helpers+=($!)
+	for _ in $(seq 50); do grep -q ready "$T/listener" 2>/dev/null && break; sleep 0.1; done
+}
+
 # A victim: a process of the same user outside the devroot.
 start_victim() {
 	sleep 300 3>&- &
@@ -171,9 +178,7 @@ tty_run() {
 	need_landlock 6
 	local name=edr-test-$$-$RANDOM
 	for opt in --no-landlock ""; do
-		"$EDR_ATTACK" listen-abstract "$name" > "$T/listener" 3>&- &
-		helpers+=($!)
-		for _ in $(seq 50); do grep -q ready "$T/listener" 2>/dev/null && break; sleep 0.1; done
+		listen_abstract "$name"
 		attack $opt connect-abstract "$name"
 		if [[ -n $opt ]]; then assert_output ok; else assert_output EPERM; fi
 		kill "${helpers[-1]}" 2>/dev/null || true
@@ -217,9 +222,7 @@ tty_run() {
 	need_landlock 6
 	local abi name=edr-test-$$-$RANDOM
 	start_victim
-	"$EDR_ATTACK" listen-abstract "$name" > "$T/listener" 3>&- &
-	helpers+=($!)
-	for _ in $(seq 50); do grep -q ready "$T/listener" 2>/dev/null && break; sleep 0.1; done
+	listen_abstract "$name"
 	for abi in 1 2 3 4 5; do
 		attack --abi $abi kill "$victim"
 		assert_output ok
