@@ -1,4 +1,4 @@
-/* libFuzzer target: the extractor (src/extract.c), fed each input as a rootfs archive from
+/* libFuzzer target: the extractor (src/store/extract.c), fed each input as a rootfs archive from
  * a memfd, into a fresh root under a private parent directory, which is then removed.
  *
  * Invariants checked after every input, accepted or refused:
@@ -28,10 +28,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "extract.h"
-#include "gunzip.h"
-#include "unlz4.h"
-#include "util.h"
+#include "common/util.h"
+#include "store/extract.h"
+#include "store/gunzip.h"
+#include "store/unlz4.h"
 
 /* Archives small enough for a fuzzer still describe big files: cap what one unpacks. */
 #define FUZZ_MAX_UNPACKED (16 * 1024 * 1024)

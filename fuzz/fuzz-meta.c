@@ -1,4 +1,4 @@
-/* libFuzzer target: the metadata reader (src/meta.c). `list` reads every devroot's metadata
+/* libFuzzer target: the metadata reader (src/common/meta.c). `list` reads every devroot's metadata
  * file, which a user (or a crashed tool) may have damaged. Invariants: what parses, written
  * back with meta_append_json, parses again, and from the second round on the text is a fixed
  * point (the first round turns invalid UTF-8 into "\ufffd", the second writes that as
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "meta.h"
-#include "util.h"
+#include "common/meta.h"
+#include "common/util.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

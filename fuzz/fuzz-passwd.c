@@ -1,4 +1,4 @@
-/* libFuzzer target: the passwd reader (src/account.c), which reads the devroot's own
+/* libFuzzer target: the passwd reader (src/common/account.c), which reads the devroot's own
  * /etc/passwd, written by whatever the devroot runs. The first four bytes are the uid
  * looked up, the rest is the file. Invariant: a found entry's fields are non-NULL, hold no
  * newline, and the name and home no ':' (the shell is the rest of the line, as for glibc). */
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "account.h"
-#include "util.h"
+#include "common/account.h"
+#include "common/util.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

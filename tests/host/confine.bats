@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Confinement beyond chroot (src/confine.c): what a process inside a devroot can no longer
+# Confinement beyond chroot (src/enter/confine.c): what a process inside a devroot can no longer
 # do to the user's world outside it, each attack beside a control (the same attack outside
 # the devroot, or with --no-landlock) that shows it works there. edr-attack
 # (tests/guest/attack.c) prints "ok" when an attack worked, else the errno that stopped it.

@@ -129,7 +129,7 @@ privileged_copy() {
 	assert_status 0
 }
 
-# --- a second create clones the first one's unpacked copy (src/clone.h) ---------
+# --- a second create clones the first one's unpacked copy (src/store/clone.h) ---------
 # Needs a filesystem that clones files by reference: a loop-mounted XFS made here
 # (only if xfs is already in /proc/filesystems: nothing is loaded into the kernel).
 

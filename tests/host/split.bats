@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# enter-devroot is two programs (src/helper.h): enter-devroot links the C library only,
+# enter-devroot is two programs (src/common/helper.h): enter-devroot links the C library only,
 # so that entering a root costs what chroot(8) costs, and execs enter-devroot-store (which
 # links libarchive, libcurl and libcrypto) for create, templates, fetch and cache. The
 # helper is looked up beside the running binary, then in the compiled-in libexec

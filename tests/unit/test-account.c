@@ -1,7 +1,7 @@
 /* The user's entry in a root's /etc/passwd: found by uid, fields as written. */
 #include "unit.h"
 
-#include "account.h"
+#include "common/account.h"
 
 static const char passwd[] =
   "root:x:0:0:root:/root:/bin/sh\n"

@@ -3,7 +3,7 @@
 
 #include <limits.h>
 
-#include "extract.h"
+#include "store/extract.h"
 
 struct accepted
 {

@@ -1,8 +1,8 @@
 /* The environment inside a devroot: what passes through, what is set, --env, --clear-env. */
 #include "unit.h"
 
-#include "env.h"
-#include "util.h"
+#include "common/util.h"
+#include "enter/env.h"
 
 static char caller_term[] = "TERM=xterm-256color";
 static char caller_lang[] = "LANG=fr_FR.UTF-8";

@@ -1,7 +1,7 @@
 /* Metadata JSON: what is written reads back the same, and is always valid, escaped JSON. */
 #include "unit.h"
 
-#include "meta.h"
+#include "common/meta.h"
 
 static char *
 to_json (const struct meta *m, const char *path)

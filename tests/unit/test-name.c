@@ -1,7 +1,7 @@
 /* NAME validation: [A-Za-z0-9][A-Za-z0-9._-]{0,63}, nothing else. */
 #include "unit.h"
 
-#include "name.h"
+#include "common/name.h"
 
 static const char *const good_names[] = {
   "dev", "a", "Z", "0", "debian-12", "ci_build.2", "x.y.z", "a..b", "a-", "A_", "9.",

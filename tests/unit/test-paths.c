@@ -1,7 +1,7 @@
 /* Where the store lives: XDG_DATA_HOME when absolute, else HOME/.local/share. */
 #include "unit.h"
 
-#include "paths.h"
+#include "common/paths.h"
 
 static void
 absolute_xdg_data_home_wins (void **state)

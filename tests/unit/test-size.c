@@ -3,7 +3,7 @@
 
 #include <errno.h>
 
-#include "util.h"
+#include "common/util.h"
 
 static const struct
 {

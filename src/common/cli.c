@@ -1,0 +1,392 @@
+/* Command-line parsing and help texts, one subcommand at a time.
+ *
+ * Every subcommand takes long options only, in "--opt VALUE" or "--opt=VALUE" form, before
+ * or after NAME. For run, option parsing stops at "--" or at the first word after NAME that
+ * is not an option: that word and everything after it is the command, untouched. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cli.h"
+#include "common/util.h"
+
+struct command_info
+{
+  const char *name;
+  enum command command;
+  bool takes_name;
+  const char *usage;
+  const char *help;
+};
+
+#define ENTER_OPTIONS_HELP \
+  "  --workdir DIR     start in DIR inside the root (default: your home there, else /)\n" \
+  "  --env K=V         set a variable (repeatable; applied last)\n" \
+  "  --clear-env       start from an empty environment: only PATH and --env\n" \
+  "  --mode MODE       auto (default): chroot, falling back to a user namespace when the\n" \
+  "                    kernel refuses; chroot: never fall back; userns: always use one\n" \
+  "  --no-landlock     no Landlock domain: processes inside may then open files outside\n" \
+  "                    through a passed fd, and signal or connect to your other processes\n" \
+  "                    (default: confined to the root where the kernel has Landlock)\n" \
+  "\n" \
+  "The environment keeps TERM, COLORTERM, LANG, LANGUAGE, LC_* and TZ from yours, and sets\n" \
+  "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin, HOME, USER, LOGNAME\n" \
+  "and SHELL from the root's /etc/passwd. Nothing else of yours passes through.\n"
+
+static const struct command_info commands[] = {
+  { "create", CMD_CREATE, true,
+    "create NAME [--from FILE|URL] [--template T] [--sha256 HEX] [--no-verify]\n"
+    "                       [--max-size SIZE] [--index URL] [--cacert FILE] [--quiet]",
+    "Unpack a root filesystem into a new devroot NAME.\n"
+    "\n"
+    "  --from FILE       a tar archive (uncompressed, gzip, bzip2, xz, lzma, zstd, lz4)\n"
+    "  --from URL        an https://, http:// or file:// tarball, downloaded into the cache;\n"
+    "                    needs --sha256, or --no-verify to skip the check (loudly)\n"
+    "  --template T      template T from the catalogue, fetched and verified unless cached\n"
+    "  --sha256 HEX      refuse the archive unless its SHA-256 is HEX\n"
+    "  --no-verify       accept a --from URL download without --sha256\n"
+    "  --max-size SIZE   stop (and remove everything) once the unpacked files add up to more\n"
+    "                    than SIZE bytes (K, M, G, T suffixes; default\n"
+    "                    $ENTER_DEVROOT_MAX_ROOT_SIZE, else 64G)\n"
+    "  --index URL       the catalogue (see 'help templates' for the default)\n"
+    "  --cacert FILE     trust the CA certificates in FILE (default: $CURL_CA_BUNDLE, else\n"
+    "                    the system's)\n"
+    "  --quiet           no progress output, errors only\n"
+    "\n"
+    "Without --from or --template, the embedded default template (busybox) is used.\n"
+    "Unpacking never writes outside the new root: '..' components are refused, leading '/'\n"
+    "is stripped, symlinks are never followed, hardlinks must name an earlier regular file,\n"
+    "device nodes, FIFOs and sockets are skipped, setuid/setgid bits are dropped, ownership\n"
+    "is not restored. Your user is added to the root's /etc/passwd and /etc/group (home\n"
+    "/home/USER) when the root has those files and no entry for your uid.\n" },
+  { "enter", CMD_ENTER, true, "enter NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
+    "                       [--no-landlock]",
+    "Start an interactive shell inside devroot NAME: your login shell from the root's\n"
+    "/etc/passwd, else /bin/sh, run with -i (not as a login shell) when standard input\n"
+    "is a terminal; with commands piped in, the shell just reads them (no prompts).\n"
+    "\n" ENTER_OPTIONS_HELP },
+  { "run", CMD_RUN, true,
+    "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
+    "                       [--no-landlock] -- CMD [ARG...]",
+    "Run CMD inside devroot NAME, searching PATH inside the root. enter-devroot becomes the\n"
+    "command (exec), so its exit status is the command's; a command killed by a signal is\n"
+    "seen by the caller as killed by that signal.\n"
+    "\n" ENTER_OPTIONS_HELP },
+  { "list", CMD_LIST, false, "list [--json]",
+    "List the devroots: name, size, creation time, source.\n"
+    "\n"
+    "  --json            one JSON array of objects with name, path, source, sha256,\n"
+    "                    created (RFC 3339, UTC) and size_bytes\n" },
+  { "path", CMD_PATH, true, "path NAME", "Print the directory of devroot NAME.\n" },
+  { "remove", CMD_REMOVE, true, "remove NAME",
+    "Delete devroot NAME and its metadata (read-only directories included).\n" },
+  { "doctor", CMD_DOCTOR, false, "doctor",
+    "Report what this kernel allows (no_new_privs chroot, user namespaces, Landlock) and\n"
+    "which mode 'auto' uses. Exits 0 when some mode works, 125 otherwise.\n" },
+  { "templates", CMD_TEMPLATES, false, "templates [--index URL] [--json] [--cacert FILE]",
+    "List the template catalogue: name, size, whether it is cached, description.\n"
+    "\n"
+    "  --index URL       the catalogue to read\n"
+    "  --json            one JSON array of objects with name, url, sha256, size_bytes,\n"
+    "                    description and cached\n"
+    "  --cacert FILE     trust the CA certificates in FILE\n"
+    "\n"
+    "The catalogue is, from the weakest setting to the strongest: the one enter-devroot was\n"
+    "built with (configure --with-default-index), 'index = URL' in\n"
+    "${XDG_CONFIG_HOME:-~/.config}/enter-devroot/config, $ENTER_DEVROOT_INDEX, --index.\n" },
+  { "fetch", CMD_FETCH, true, "fetch TEMPLATE [--index URL] [--cacert FILE] [--quiet]",
+    "Download TEMPLATE from the catalogue and verify its SHA-256 into the cache, without\n"
+    "creating a devroot; print the cached file's path. An interrupted download resumes where\n"
+    "it stopped when the server's ETag or Last-Modified still match.\n" },
+  { "cache", CMD_CACHE, false, "cache list [--json] | cache clean [--quiet]",
+    "Show or empty the download cache, ${XDG_CACHE_HOME:-~/.cache}/enter-devroot: verified\n"
+    "files named by their SHA-256, and partial downloads. 'clean' leaves downloads that\n"
+    "another enter-devroot is running alone.\n" },
+  { "help", CMD_HELP, false, "help [SUBCOMMAND]", "Show help for SUBCOMMAND.\n" },
+};
+
+static const char exit_status_help[] =
+  "Exit status:\n"
+  "  run         the command's own exit status\n"
+  "  126         the command was found but could not be executed\n"
+  "  127         the command was not found\n"
+  "  125         enter-devroot itself failed (usage errors included)\n"
+  "  0           success (create, list, path, remove, doctor)\n";
+
+static const struct command_info *
+find_command (const char *name)
+{
+  for (size_t i = 0; i < N_ELEMENTS (commands); i++)
+    if (strcmp (commands[i].name, name) == 0)
+      return &commands[i];
+  return NULL;
+}
+
+int
+cli_print_help (const char *topic)
+{
+  if (topic != NULL)
+    {
+      const struct command_info *c = find_command (topic);
+      if (c == NULL)
+        return -1;
+      printf ("Usage: %s %s\n\n%s", PROGRAM_NAME, c->usage, c->help);
+      if (c->command == CMD_RUN || c->command == CMD_ENTER)
+        printf ("\n%s", exit_status_help);
+      return 0;
+    }
+  printf ("Usage: %s SUBCOMMAND [OPTION...]\n"
+          "Unpack root filesystems under your home and enter them without privileges.\n\n"
+          "Subcommands:\n", PROGRAM_NAME);
+  for (size_t i = 0; i < N_ELEMENTS (commands); i++)
+    printf ("  %s %s\n", PROGRAM_NAME, commands[i].usage);
+  printf ("  %s --help | --version\n\n", PROGRAM_NAME);
+  printf ("%s\n", exit_status_help);
+  printf ("Environment:\n"
+          "  XDG_DATA_HOME   devroots live in $XDG_DATA_HOME/enter-devroot (default\n"
+          "                  ~/.local/share/enter-devroot; a relative value is ignored)\n"
+          "  ENTER_DEVROOT_DEFAULT_TEMPLATE  archive used by 'create' without --from\n"
+          "  ENTER_DEVROOT_INDEX  the template catalogue URL (see 'help templates')\n"
+          "  XDG_CACHE_HOME  downloads are cached in $XDG_CACHE_HOME/enter-devroot\n"
+          "  CURL_CA_BUNDLE  CA certificates to trust for https (when no --cacert)\n"
+          "  ENTER_DEVROOT_CONNECT_TIMEOUT, ENTER_DEVROOT_LOW_SPEED_TIME  seconds before a\n"
+          "                  download gives up connecting (30) or crawling below 1 KiB/s (30)\n"
+          "  ENTER_DEVROOT_MAX_DOWNLOAD  bytes a download of unannounced size may reach (64 GiB)\n"
+          "  ENTER_DEVROOT_MAX_ROOT_SIZE  bytes a new root may unpack to (64G; see create)\n\n"
+          "See '%s help SUBCOMMAND' and enter-devroot(1).\n", PROGRAM_NAME);
+  return 0;
+}
+
+__attribute__((noreturn, format (printf, 2, 3))) static void
+usage_error (const char *subcommand, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  cleanup_free char *msg = xvasprintf (format, args);
+  va_end (args);
+  if (subcommand != NULL)
+    die ("%s: %s (see '%s help %s')", subcommand, msg, PROGRAM_NAME, subcommand);
+  die ("%s (see '%s --help')", msg, PROGRAM_NAME);
+}
+
+enum option_id
+{
+  OPT_HELP,
+  OPT_FROM,
+  OPT_TEMPLATE,
+  OPT_SHA256,
+  OPT_JSON,
+  OPT_WORKDIR,
+  OPT_ENV,
+  OPT_CLEAR_ENV,
+  OPT_MODE,
+  OPT_INDEX,
+  OPT_CACERT,
+  OPT_QUIET,
+  OPT_NO_VERIFY,
+  OPT_MAX_SIZE,
+  OPT_NO_LANDLOCK,
+};
+
+struct option_info
+{
+  const char *name;
+  enum option_id id;
+  bool has_arg;
+  unsigned commands; /* bit mask of (1 << enum command) where it is accepted */
+};
+
+#define ON(c) (1u << (c))
+#define ENTERING (ON (CMD_ENTER) | ON (CMD_RUN))
+#define FETCHING (ON (CMD_CREATE) | ON (CMD_TEMPLATES) | ON (CMD_FETCH))
+static const struct option_info options[] = {
+  { "help", OPT_HELP, false, ~0u },
+  { "from", OPT_FROM, true, ON (CMD_CREATE) },
+  { "template", OPT_TEMPLATE, true, ON (CMD_CREATE) },
+  { "sha256", OPT_SHA256, true, ON (CMD_CREATE) },
+  { "json", OPT_JSON, false, ON (CMD_LIST) | ON (CMD_TEMPLATES) | ON (CMD_CACHE) },
+  { "workdir", OPT_WORKDIR, true, ENTERING },
+  { "env", OPT_ENV, true, ENTERING },
+  { "clear-env", OPT_CLEAR_ENV, false, ENTERING },
+  { "mode", OPT_MODE, true, ENTERING },
+  { "index", OPT_INDEX, true, FETCHING },
+  { "cacert", OPT_CACERT, true, FETCHING },
+  { "quiet", OPT_QUIET, false, ON (CMD_CREATE) | ON (CMD_FETCH) | ON (CMD_CACHE) },
+  { "no-verify", OPT_NO_VERIFY, false, ON (CMD_CREATE) },
+  { "max-size", OPT_MAX_SIZE, true, ON (CMD_CREATE) },
+  { "no-landlock", OPT_NO_LANDLOCK, false, ENTERING },
+};
+
+static void
+add_env_assignment (struct cli *cli, const char *kv)
+{
+  const char *why;
+  if (env_check_assignment (kv, &why) < 0)
+    usage_error (NULL, "invalid --env '%s': %s", kv, why);
+  size_t n = strv_length (cli->enter.env.assignments);
+  cli->enter.env.assignments = xrealloc (cli->enter.env.assignments, (n + 2) * sizeof (char *));
+  cli->enter.env.assignments[n] = xstrdup (kv);
+  cli->enter.env.assignments[n + 1] = NULL;
+}
+
+static void
+apply_option (struct cli *cli, const struct command_info *c, enum option_id id, const char *arg)
+{
+  switch (id)
+    {
+    case OPT_HELP:
+      cli_print_help (c->name);
+      exit (0);
+    case OPT_FROM: cli->from = arg; break;
+    case OPT_TEMPLATE: cli->template_name = arg; break;
+    case OPT_SHA256: cli->sha256 = arg; break;
+    case OPT_JSON: cli->json = true; break;
+    case OPT_WORKDIR:
+      if (arg[0] == '\0')
+        usage_error (c->name, "--workdir needs a directory");
+      cli->enter.workdir = arg;
+      break;
+    case OPT_ENV: add_env_assignment (cli, arg); break;
+    case OPT_CLEAR_ENV: cli->enter.env.clear_env = true; break;
+    case OPT_MODE:
+      if (enter_mode_parse (arg, &cli->enter.mode) < 0)
+        usage_error (c->name, "unknown --mode '%s': expected auto, chroot or userns", arg);
+      break;
+    case OPT_INDEX: cli->index = arg; break;
+    case OPT_CACERT: cli->cacert = arg; break;
+    case OPT_QUIET: cli->quiet = true; break;
+    case OPT_NO_VERIFY: cli->no_verify = true; break;
+    case OPT_MAX_SIZE:
+      if (parse_byte_size (arg, &cli->max_size) < 0 || cli->max_size == 0)
+        usage_error (c->name, "invalid --max-size '%s': expected a byte count such as 512M or 8G",
+                     arg);
+      break;
+    case OPT_NO_LANDLOCK: cli->enter.no_landlock = true; break;
+    default:
+      break;
+    }
+}
+
+/* Parse "--name", "--name=value" or "--name value" at argv[*i]; advances *i. */
+static void
+parse_option (struct cli *cli, const struct command_info *c, int argc, char **argv, int *i)
+{
+  const char *word = argv[*i];
+  if (strcmp (word, "-h") == 0)
+    word = "--help";
+  if (!str_has_prefix (word, "--"))
+    usage_error (c->name, "unknown option '%s'", word);
+  const char *name = word + 2;
+  const char *eq = strchr (name, '=');
+  size_t len = eq != NULL ? (size_t) (eq - name) : strlen (name);
+  for (size_t k = 0; k < N_ELEMENTS (options); k++)
+    {
+      const struct option_info *o = &options[k];
+      if (strlen (o->name) != len || strncmp (o->name, name, len) != 0)
+        continue;
+      if (!(o->commands & ON (c->command)))
+        break;
+      const char *arg = NULL;
+      if (o->has_arg && eq != NULL)
+        arg = eq + 1;
+      else if (o->has_arg)
+        {
+          if (*i + 1 >= argc)
+            usage_error (c->name, "option '--%s' needs a value", o->name);
+          arg = argv[++*i];
+        }
+      else if (eq != NULL)
+        usage_error (c->name, "option '--%s' takes no value", o->name);
+      apply_option (cli, c, o->id, arg);
+      (*i)++;
+      return;
+    }
+  usage_error (c->name, "unknown option '%s'", word);
+}
+
+static void
+check_create (const struct cli *cli)
+{
+  if (cli->from != NULL && cli->template_name != NULL)
+    usage_error ("create", "--from and --template are mutually exclusive");
+  if (cli->no_verify && cli->sha256 != NULL)
+    usage_error ("create", "--no-verify and --sha256 contradict each other");
+  if (cli->no_verify && cli->from == NULL)
+    usage_error ("create", "--no-verify only applies to --from URL");
+}
+
+void
+cli_parse (int argc, char **argv, struct cli *cli)
+{
+  *cli = (struct cli) { .enter.mode = ENTER_MODE_AUTO };
+  if (argc < 2)
+    usage_error (NULL, "usage: missing subcommand");
+  const char *first = argv[1];
+  if (strcmp (first, "--help") == 0 || strcmp (first, "-h") == 0)
+    {
+      cli_print_help (NULL);
+      exit (0);
+    }
+  if (strcmp (first, "--version") == 0)
+    {
+      cli->command = CMD_VERSION;
+      return;
+    }
+  const struct command_info *c = find_command (first);
+  if (c == NULL)
+    usage_error (NULL, "%s: unknown %s", first, first[0] == '-' ? "option" : "subcommand");
+  cli->command = c->command;
+
+  int i = 2;
+  while (i < argc)
+    {
+      const char *word = argv[i];
+      if (strcmp (word, "--") == 0)
+        {
+          i++;
+          break;
+        }
+      if (word[0] == '-' && word[1] != '\0')
+        {
+          parse_option (cli, c, argc, argv, &i);
+          continue;
+        }
+      if (c->takes_name && cli->name == NULL)
+        cli->name = word;
+      else if (c->command == CMD_HELP && cli->help_topic == NULL)
+        cli->help_topic = word;
+      else if (c->command == CMD_CACHE && cli->cache_action == NULL)
+        cli->cache_action = word;
+      else if (c->command == CMD_RUN)
+        break; /* the command starts here */
+      else
+        usage_error (c->name, "unexpected argument '%s'", word);
+      i++;
+    }
+
+  if (c->command == CMD_RUN)
+    {
+      if (cli->name == NULL && i < argc)
+        cli->name = argv[i++];
+      if (i >= argc)
+        usage_error (c->name, "missing command (run NAME -- CMD [ARG...])");
+      cli->enter.argv = argv + i;
+    }
+  else if (i < argc)
+    usage_error (c->name, "unexpected argument '%s'", argv[i]);
+
+  if (c->takes_name && cli->name == NULL)
+    usage_error (c->name, "missing %s", c->command == CMD_FETCH ? "TEMPLATE" : "NAME");
+  if (c->command == CMD_CREATE)
+    check_create (cli);
+  if (c->command == CMD_CACHE && cli->cache_action == NULL)
+    usage_error (c->name, "missing action: list or clean");
+}
+
+void
+cli_clear (struct cli *cli)
+{
+  strv_free (cli->enter.env.assignments);
+  cli->enter.env.assignments = NULL;
+}

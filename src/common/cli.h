@@ -1,0 +1,47 @@
+/* Command-line parsing and help texts, one subcommand at a time. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/options.h"
+
+enum command
+{
+  CMD_CREATE,
+  CMD_ENTER,
+  CMD_RUN,
+  CMD_LIST,
+  CMD_PATH,
+  CMD_REMOVE,
+  CMD_DOCTOR,
+  CMD_TEMPLATES,
+  CMD_FETCH,
+  CMD_CACHE,
+  CMD_HELP,
+  CMD_VERSION,
+};
+
+struct cli
+{
+  enum command command;
+  const char *name;        /* NAME for create, enter, run, path, remove */
+  const char *from;        /* create --from */
+  const char *template_name; /* create --template */
+  const char *sha256;      /* create --sha256 */
+  bool json;               /* list, templates, cache list --json */
+  const char *index;       /* templates, fetch, create --index URL */
+  const char *cacert;      /* templates, fetch, create --cacert FILE */
+  bool quiet;              /* fetch, create, cache --quiet */
+  bool no_verify;          /* create --from URL --no-verify */
+  uint64_t max_size;       /* create --max-size: unpacked bytes allowed; 0 when not given */
+  const char *cache_action; /* cache list|clean */
+  const char *help_topic;  /* help SUBCOMMAND */
+  struct enter_opts enter; /* enter and run; enter.env.assignments is owned */
+};
+
+/* Parse ARGV. Usage errors die() with status 125; --help prints and exits 0. */
+void cli_parse (int argc, char **argv, struct cli *out);
+void cli_clear (struct cli *cli);
+/* Print help for TOPIC (a subcommand name, or NULL for the overview); -1 if unknown. */
+int cli_print_help (const char *topic);

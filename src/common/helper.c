@@ -1,0 +1,40 @@
+/* Finding and running enter-devroot-store; see helper.h. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/helper.h"
+#include "common/util.h"
+
+char *
+store_helper_path (void)
+{
+  char self[PATH_MAX];
+  ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0)
+    {
+      self[n] = '\0';
+      char *slash = strrchr (self, '/');
+      if (slash != NULL)
+        {
+          *slash = '\0';
+          char *beside = xasprintf ("%s/%s", self, STORE_HELPER_NAME);
+          if (access (beside, X_OK) == 0)
+            return beside;
+          free (beside);
+        }
+    }
+  return xasprintf ("%s/%s", PKGLIBEXECDIR, STORE_HELPER_NAME);
+}
+
+void
+exec_store_helper (char **argv)
+{
+  cleanup_free char *path = store_helper_path ();
+  /* Same argv: the helper parses the command line again, so errors read the same. */
+  execv (path, argv);
+  die_with_error ("%s: cannot run %s (it creates roots and fetches templates; reinstall "
+                  "enter-devroot)", argv[1] != NULL ? argv[1] : "create", path);
+}

@@ -1,0 +1,37 @@
+/* A devroot's metadata, kept beside the root (never inside it) as a small JSON file, and
+ * the JSON text `list --json` prints. */
+#pragma once
+
+#include <stdint.h>
+#include <time.h>
+
+#include "common/util.h"
+
+struct meta
+{
+  char *name;
+  char *source;     /* what it was created from: a file path, later a URL or template */
+  char *sha256;     /* 64 lowercase hex digits of the bytes read */
+  char *created;    /* RFC 3339, UTC */
+  uint64_t size_bytes; /* bytes of regular-file data unpacked */
+};
+
+void meta_clear (struct meta *m);
+
+/* "2026-01-31T12:00:00Z" */
+char *format_rfc3339_utc (time_t t);
+
+/* Append S as a JSON string literal (quotes included). Control characters are escaped;
+ * bytes that are not valid UTF-8 become U+FFFD, so the output is always valid JSON. */
+void json_append_string (struct strbuf *sb, const char *s);
+
+/* One JSON object; PATH, when not NULL, is added as "path". */
+void meta_append_json (struct strbuf *sb, const struct meta *m, const char *path);
+
+/* Parse what meta_append_json wrote (any JSON object of strings and integers; unknown
+ * keys are ignored). 0 on success, -1 with *error set to a static message. */
+int meta_parse_json (const char *text, struct meta *out, const char **error);
+
+/* Write atomically (temporary file + rename) / read; die()/-1 on failure. */
+void meta_write (const char *path, const struct meta *m);
+int meta_read (const char *path, struct meta *out);

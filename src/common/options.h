@@ -1,0 +1,37 @@
+/* What the command line asks of entering a root. Both programs parse it (src/common/cli.c);
+ * only enter-devroot acts on it (src/enter/). */
+#pragma once
+
+#include <stdbool.h>
+
+enum enter_mode
+{
+  ENTER_MODE_AUTO,   /* chroot; on EPERM, the user-namespace fallback */
+  ENTER_MODE_CHROOT, /* plain chroot only (root, or the patched kernel) */
+  ENTER_MODE_USERNS, /* user namespace, then chroot */
+};
+
+struct env_opts
+{
+  bool clear_env;   /* start from nothing but PATH */
+  char **assignments; /* --env K=V, in order; later ones win */
+};
+
+struct enter_opts
+{
+  enum enter_mode mode;
+  const char *workdir;  /* NULL: the user's home inside the root, else "/" */
+  bool no_landlock;     /* --no-landlock: no Landlock domain around the devroot */
+  struct env_opts env;
+  char **argv;          /* NULL: the user's shell from the root's /etc/passwd */
+};
+
+/* Parse a --mode value; -1 when unknown. */
+int enter_mode_parse (const char *s, enum enter_mode *out);
+
+/* 0 when KV is a valid --env argument (K non-empty, then '='); else -1 and *why. */
+int env_check_assignment (const char *kv, const char **why);
+
+/* Refuse to run setuid or setgid (or with any other secure-exec transition): neither
+ * program is ever meant to hold more privilege than its caller. */
+void refuse_if_privileged_exec (void);

@@ -1,0 +1,78 @@
+/* Where devroots, their metadata, staging areas and locks live. */
+#include <pwd.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "common/paths.h"
+#include "common/util.h"
+
+char *
+paths_xdg_home (const char *value, const char *home, const char *home_subdir)
+{
+  if (value != NULL && value[0] == '/')
+    return xstrdup (value);
+  if (home != NULL && home[0] == '/')
+    return xasprintf ("%s/%s", home, home_subdir);
+  return NULL;
+}
+
+char *
+paths_xdg_dir (const char *var, const char *home_subdir)
+{
+  const char *home = getenv ("HOME");
+  if (home == NULL || home[0] != '/')
+    {
+      struct passwd *pw = getpwuid (getuid ());
+      home = pw != NULL ? pw->pw_dir : NULL;
+    }
+  char *dir = paths_xdg_home (getenv (var), home, home_subdir);
+  if (dir == NULL)
+    die ("cannot find the %s directory: neither %s nor HOME is an absolute path", home_subdir,
+         var);
+  return dir;
+}
+
+void
+store_paths_init (struct store_paths *p, const char *data_home)
+{
+  p->base = xasprintf ("%s/enter-devroot", data_home);
+  p->roots = xasprintf ("%s/roots", p->base);
+  p->meta = xasprintf ("%s/meta", p->base);
+  p->staging = xasprintf ("%s/staging", p->base);
+  p->locks = xasprintf ("%s/locks", p->base);
+}
+
+void
+store_paths_clear (struct store_paths *p)
+{
+  free (p->base);
+  free (p->roots);
+  free (p->meta);
+  free (p->staging);
+  free (p->locks);
+}
+
+void
+store_paths_from_env (struct store_paths *p)
+{
+  cleanup_free char *data_home = paths_xdg_dir ("XDG_DATA_HOME", ".local/share");
+  store_paths_init (p, data_home);
+}
+
+char *
+paths_root (const struct store_paths *p, const char *name)
+{
+  return xasprintf ("%s/%s", p->roots, name);
+}
+
+char *
+paths_meta (const struct store_paths *p, const char *name)
+{
+  return xasprintf ("%s/%s.json", p->meta, name);
+}
+
+char *
+paths_lock (const struct store_paths *p, const char *name)
+{
+  return xasprintf ("%s/%s.lock", p->locks, name);
+}

@@ -1,0 +1,391 @@
+/* The store of devroots: list, remove, path; locking and staging (create is in
+ * store-create.c, which the libc-only enter-devroot does not link).
+ *
+ * Layout under ${XDG_DATA_HOME:-$HOME/.local/share}/enter-devroot (all 0700):
+ *   roots/NAME       the root filesystems
+ *   meta/NAME.json   their metadata (beside, never inside, the root)
+ *   staging/NAME.XXXXXX  roots being unpacked or removed; same filesystem, so renames are
+ *                    atomic; anything here whose NAME lock is free is debris of an
+ *                    interrupted run and is removed by the next create or remove
+ *   locks/NAME.lock  flock()ed by whoever creates or removes NAME (never deleted, so two
+ *                    processes can never lock different inodes for the same name)
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/account.h"
+#include "common/meta.h"
+#include "common/name.h"
+#include "common/paths.h"
+#include "common/roots.h"
+#include "common/util.h"
+
+#define STORE_DIR_MODE 0700
+
+static int
+chmod_dir_nofollow (int dirfd, const char *name, mode_t mode)
+{
+  /* glibc implements AT_SYMLINK_NOFOLLOW through /proc and refuses symlinks; without /proc
+   * fall back to a plain fchmodat of what fstatat just saw as a directory. */
+  if (fchmodat (dirfd, name, mode, AT_SYMLINK_NOFOLLOW) == 0)
+    return 0;
+  if (errno != EOPNOTSUPP && errno != ENOSYS && errno != ENOENT)
+    return -1;
+  return fchmodat (dirfd, name, mode, 0);
+}
+
+/* Open directory NAME under DIRFD for emptying it: never through a symlink, made u+rwx
+ * first when the archive left it without (a read-only directory cannot be emptied). */
+static int
+open_dir_for_removal (int dirfd, const char *name)
+{
+  struct stat st;
+  if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return -1;
+  if (!S_ISDIR (st.st_mode))
+    {
+      errno = ENOTDIR;
+      return -1;
+    }
+  if ((st.st_mode & S_IRWXU) != S_IRWXU
+      && chmod_dir_nofollow (dirfd, name, (st.st_mode & 07777) | S_IRWXU) < 0)
+    return -1;
+  return openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* One directory on the way down: its name in its parent and the subdirectories still to
+ * delete (its other entries are deleted as soon as they are seen). */
+struct rm_frame
+{
+  char *name;
+  char **subdirs;
+  size_t n, next;
+};
+
+/* Delete every non-directory in FD, collecting the subdirectories' names in F. */
+static int
+rm_scan (int fd, struct rm_frame *f)
+{
+  int dup_fd = dup (fd);
+  if (dup_fd < 0)
+    return -1;
+  DIR *d = fdopendir (dup_fd);
+  if (d == NULL)
+    {
+      close (dup_fd);
+      return -1;
+    }
+  int ret = 0;
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      struct stat st;
+      if (fstatat (fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        {
+          if (errno == ENOENT)
+            continue;
+          ret = -1;
+          break;
+        }
+      if (S_ISDIR (st.st_mode))
+        {
+          f->subdirs = xrealloc (f->subdirs, (f->n + 1) * sizeof (char *));
+          f->subdirs[f->n++] = xstrdup (de->d_name);
+        }
+      else if (unlinkat (fd, de->d_name, 0) < 0 && errno != ENOENT)
+        {
+          ret = -1;
+          break;
+        }
+    }
+  int errsv = errno;
+  closedir (d);
+  errno = errsv;
+  return ret;
+}
+
+static void
+rm_frame_clear (struct rm_frame *f)
+{
+  free (f->name);
+  for (size_t i = 0; i < f->n; i++)
+    free (f->subdirs[i]);
+  free (f->subdirs);
+}
+
+/* Depth-first with a single directory fd open at a time (climbing back with ".."), so the
+ * depth of the tree is not limited by the number of open files. ".." stays inside the tree:
+ * it sits in the private staging directory, and processes still inside the devroot can only
+ * move directories within it. */
+int
+rm_rf_at (int dirfd, const char *name)
+{
+  struct stat st;
+  if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : -1;
+  if (!S_ISDIR (st.st_mode))
+    return unlinkat (dirfd, name, 0) < 0 && errno != ENOENT ? -1 : 0;
+
+  struct rm_frame *stack = NULL;
+  size_t depth = 0;
+  int ret = -1;
+  int cur = open_dir_for_removal (dirfd, name);
+  if (cur < 0)
+    return -1;
+  stack = xrealloc (stack, sizeof *stack);
+  stack[depth++] = (struct rm_frame) { .name = xstrdup (name) };
+  if (rm_scan (cur, &stack[0]) < 0)
+    goto out;
+
+  while (depth > 0)
+    {
+      struct rm_frame *f = &stack[depth - 1];
+      if (f->next < f->n)
+        {
+          const char *child = f->subdirs[f->next++];
+          int next = open_dir_for_removal (cur, child);
+          if (next < 0)
+            goto out;
+          close (cur);
+          cur = next;
+          stack = xrealloc (stack, (depth + 1) * sizeof *stack);
+          stack[depth++] = (struct rm_frame) { .name = xstrdup (child) };
+          if (rm_scan (cur, &stack[depth - 1]) < 0)
+            goto out;
+          continue;
+        }
+      /* Emptied: climb to the parent (the caller's DIRFD for the top) and remove it. */
+      int parent = -1;
+      if (depth > 1)
+        {
+          parent = openat (cur, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (parent < 0)
+            goto out;
+        }
+      close (cur);
+      cur = parent;
+      if (unlinkat (depth > 1 ? cur : dirfd, f->name, AT_REMOVEDIR) < 0)
+        goto out;
+      rm_frame_clear (f);
+      depth--;
+    }
+  ret = 0;
+
+out:
+  {
+    int errsv = errno;
+    if (cur >= 0)
+      close (cur);
+    while (depth > 0)
+      rm_frame_clear (&stack[--depth]);
+    free (stack);
+    errno = errsv;
+  }
+  return ret;
+}
+
+void
+store_prepare (const struct store_paths *p)
+{
+  const char *dirs[] = { p->base, p->roots, p->meta, p->staging, p->locks };
+  for (size_t i = 0; i < N_ELEMENTS (dirs); i++)
+    if (mkdir_p (dirs[i], STORE_DIR_MODE) < 0)
+      die_with_error ("cannot create directory %s", dirs[i]);
+}
+
+/* The fd holding NAME's lock, or -1 when another process holds it. */
+static int
+lock_name (const struct store_paths *p, const char *name)
+{
+  cleanup_free char *path = paths_lock (p, name);
+  cleanup_fd int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    die_with_error ("cannot open lock file %s", path);
+  if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+    {
+      if (errno == EWOULDBLOCK)
+        return -1;
+      die_with_error ("cannot lock %s", path);
+    }
+  return steal_fd (&fd);
+}
+
+int
+lock_name_or_die (const struct store_paths *p, const char *name, const char *what)
+{
+  int fd = lock_name (p, name);
+  if (fd < 0)
+    die ("cannot %s '%s': another enter-devroot is creating or removing it", what, name);
+  return fd;
+}
+
+/* Remove staging debris: entries NAME.XXXXXX whose NAME nobody holds the lock of. OURS is
+ * the name this process has locked (flock locks conflict even within one process). */
+void
+clean_stale_staging (const struct store_paths *p, const char *ours)
+{
+  DIR *d = opendir (p->staging);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    {
+      const char *dot = strrchr (de->d_name, '.');
+      if (dot == NULL || dot == de->d_name || strlen (dot) != strlen (STAGING_SUFFIX))
+        continue;
+      cleanup_free char *name = strndup (de->d_name, (size_t) (dot - de->d_name));
+      if (name == NULL || !name_is_valid (name))
+        continue;
+      int lockfd = strcmp (name, ours) == 0 ? -2 : lock_name (p, name);
+      if (lockfd == -1)
+        continue; /* someone is working on it */
+      if (rm_rf_at (dirfd (d), de->d_name) < 0)
+        warn ("cannot remove stale staging directory %s/%s: %s", p->staging, de->d_name,
+              strerror (errno));
+      if (lockfd >= 0)
+        close (lockfd);
+    }
+  closedir (d);
+}
+
+char *
+store_existing_root (const char *name, const char *what)
+{
+  struct store_paths p;
+  name_check (name);
+  store_paths_from_env (&p);
+  char *root = paths_root (&p, name);
+  struct stat st;
+  if (lstat (root, &st) < 0 || !S_ISDIR (st.st_mode))
+    die ("cannot %s '%s': no such devroot (see 'enter-devroot list')", what, name);
+  store_paths_clear (&p);
+  return root;
+}
+
+void
+store_remove (const char *name)
+{
+  struct store_paths p;
+  name_check (name);
+  store_paths_from_env (&p);
+  cleanup_free char *root = paths_root (&p, name);
+  struct stat st;
+  if (lstat (root, &st) < 0)
+    die ("cannot remove '%s': no such devroot", name);
+  store_prepare (&p);
+  /* Held until we return; never read. */
+  cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (&p, name, "remove");
+  clean_stale_staging (&p, name);
+
+  /* Move it out of sight first, so an interrupted remove never leaves a half root under
+   * its name; the next run finishes deleting it. */
+  cleanup_free char *trash = xasprintf ("%s/%s" STAGING_SUFFIX, p.staging, name);
+  if (mkdtemp (trash) == NULL)
+    die_with_error ("cannot create a directory in %s", p.staging);
+  /* Moving a directory to another parent needs write permission on it. */
+  if (S_ISDIR (st.st_mode) && (st.st_mode & S_IWUSR) == 0
+      && chmod_dir_nofollow (AT_FDCWD, root, (st.st_mode & 07777) | S_IRWXU) < 0)
+    warn ("cannot make %s writable: %s", root, strerror (errno));
+  if (rename (root, trash) < 0)
+    {
+      int errsv = errno;
+      rmdir (trash);
+      errno = errsv;
+      if (errno == ENOENT)
+        die ("cannot remove '%s': no such devroot", name);
+      die_with_error ("cannot remove '%s': cannot move %s aside", name, root);
+    }
+  cleanup_free char *meta_path = paths_meta (&p, name);
+  if (unlink (meta_path) < 0 && errno != ENOENT)
+    warn ("cannot remove metadata %s: %s", meta_path, strerror (errno));
+  if (rm_rf_at (AT_FDCWD, trash) < 0)
+    die_with_error ("cannot remove '%s': deleting %s", name, trash);
+  store_paths_clear (&p);
+}
+
+static int
+compare_strings (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+static char *
+human_size (uint64_t bytes)
+{
+  static const char units[] = "BKMGTPE";
+  double v = (double) bytes;
+  size_t u = 0;
+  while (v >= 1024 && u + 1 < sizeof units - 1)
+    {
+      v /= 1024;
+      u++;
+    }
+  return u == 0 ? xasprintf ("%" PRIu64 "B", bytes) : xasprintf ("%.1f%c", v, units[u]);
+}
+
+void
+store_list (bool json)
+{
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_strv char **names = xcalloc (1, sizeof (char *));
+  size_t n = 0;
+  DIR *d = opendir (p.roots);
+  if (d == NULL && errno != ENOENT)
+    die_with_error ("cannot read %s", p.roots);
+  for (struct dirent *de; d != NULL && (de = readdir (d)) != NULL;)
+    {
+      if (!name_is_valid (de->d_name))
+        continue;
+      names = xrealloc (names, (n + 2) * sizeof (char *));
+      names[n++] = xstrdup (de->d_name);
+      names[n] = NULL;
+    }
+  if (d != NULL)
+    closedir (d);
+  qsort (names, n, sizeof (char *), compare_strings);
+
+  struct strbuf out = { 0 };
+  if (json)
+    strbuf_append (&out, n == 0 ? "[" : "[\n");
+  else if (n > 0)
+    strbuf_appendf (&out, "%-24s %8s  %-20s  %s\n", "NAME", "SIZE", "CREATED", "SOURCE");
+  for (size_t i = 0; i < n; i++)
+    {
+      cleanup_free char *root = paths_root (&p, names[i]);
+      cleanup_free char *meta_path = paths_meta (&p, names[i]);
+      struct meta m = { 0 };
+      if (meta_read (meta_path, &m) < 0)
+        meta_clear (&m); /* listed with empty fields: metadata lost or unreadable */
+      free (m.name);
+      m.name = xstrdup (names[i]);
+      if (json)
+        {
+          strbuf_append (&out, "  ");
+          meta_append_json (&out, &m, root);
+          strbuf_append (&out, i + 1 < n ? ",\n" : "\n");
+        }
+      else
+        {
+          cleanup_free char *size = human_size (m.size_bytes);
+          strbuf_appendf (&out, "%-24s %8s  %-20s  %s\n", m.name, size,
+                          m.created != NULL ? m.created : "-", m.source != NULL ? m.source : "-");
+        }
+      meta_clear (&m);
+    }
+  if (json)
+    strbuf_append (&out, "]\n");
+  cleanup_free char *text = strbuf_steal (&out);
+  fputs (text, stdout);
+  store_paths_clear (&p);
+}

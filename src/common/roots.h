@@ -1,0 +1,28 @@
+/* The store of devroots: list, remove, path; locking and staging. Creating is in
+ * store-create.h. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "common/paths.h"
+
+/* Staging directories are NAME followed by this mkdtemp() suffix. */
+#define STAGING_SUFFIX ".XXXXXX"
+
+void store_remove (const char *name);
+void store_list (bool json);
+/* The path of an existing devroot; die()s "cannot WHAT 'NAME': no such devroot" otherwise. */
+char *store_existing_root (const char *name, const char *what);
+
+/* Delete NAME under DIRFD recursively without following symlinks, making directories
+ * writable as it goes (a root may contain read-only directories). -1 with errno. */
+int rm_rf_at (int dirfd, const char *name);
+
+/* Shared with store-create.c. */
+/* Create the store's directories (0700); die()s on failure. */
+void store_prepare (const struct store_paths *p);
+/* The fd holding NAME's lock; die()s "cannot WHAT 'NAME': another enter-devroot is ..." when
+ * another process holds it. */
+int lock_name_or_die (const struct store_paths *p, const char *name, const char *what);
+/* Remove staging debris whose name's lock is free; OURS is the name this process holds. */
+void clean_stale_staging (const struct store_paths *p, const char *ours);

@@ -1,0 +1,381 @@
+/* Small helpers every other file uses: fatal errors, allocation, scoped cleanup, fd I/O. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+static void (*die_cleanup) (void);
+
+void
+set_die_cleanup (void (*fn) (void))
+{
+  die_cleanup = fn;
+}
+
+static void
+run_die_cleanup (void)
+{
+  void (*fn) (void) = die_cleanup;
+  die_cleanup = NULL; /* a failure inside the cleanup must not recurse */
+  if (fn != NULL)
+    fn ();
+}
+
+__attribute__((format (printf, 1, 0))) static void
+vmessage (const char *format, va_list args, int errsv, bool with_error)
+{
+  fflush (stdout);
+  fprintf (stderr, "%s: ", PROGRAM_NAME);
+  vfprintf (stderr, format, args);
+  if (with_error)
+    fprintf (stderr, ": %s", strerror (errsv));
+  fputc ('\n', stderr);
+}
+
+void
+die (const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  vmessage (format, args, 0, false);
+  va_end (args);
+  run_die_cleanup ();
+  exit (EXIT_TOOL_FAILURE);
+}
+
+void
+die_with_error (const char *format, ...)
+{
+  int errsv = errno;
+  va_list args;
+  va_start (args, format);
+  vmessage (format, args, errsv, true);
+  va_end (args);
+  run_die_cleanup ();
+  exit (EXIT_TOOL_FAILURE);
+}
+
+void
+die_status (int status, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  vmessage (format, args, 0, false);
+  va_end (args);
+  run_die_cleanup ();
+  exit (status);
+}
+
+void
+warn (const char *format, ...)
+{
+  va_list args;
+  fprintf (stderr, "%s: warning: ", PROGRAM_NAME);
+  va_start (args, format);
+  vfprintf (stderr, format, args);
+  va_end (args);
+  fputc ('\n', stderr);
+}
+
+static void *
+check_alloc (void *p)
+{
+  if (p == NULL)
+    die ("out of memory");
+  return p;
+}
+
+void *
+xmalloc (size_t size)
+{
+  return check_alloc (malloc (size ? size : 1));
+}
+
+void *
+xcalloc (size_t nmemb, size_t size)
+{
+  return check_alloc (calloc (nmemb ? nmemb : 1, size ? size : 1));
+}
+
+void *
+xrealloc (void *ptr, size_t size)
+{
+  return check_alloc (realloc (ptr, size ? size : 1));
+}
+
+char *
+xstrdup (const char *s)
+{
+  return check_alloc (strdup (s));
+}
+
+char *
+xvasprintf (const char *format, va_list args)
+{
+  char *s = NULL;
+  if (vasprintf (&s, format, args) < 0)
+    die ("out of memory");
+  return s;
+}
+
+char *
+xasprintf (const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  char *s = xvasprintf (format, args);
+  va_end (args);
+  return s;
+}
+
+void
+cleanup_fdp (int *fdp)
+{
+  int errsv = errno;
+  if (*fdp >= 0)
+    close (*fdp);
+  errno = errsv;
+}
+
+size_t
+strv_length (char *const *strv)
+{
+  size_t n = 0;
+  while (strv != NULL && strv[n] != NULL)
+    n++;
+  return n;
+}
+
+void
+strv_free (char **strv)
+{
+  for (size_t i = 0; strv != NULL && strv[i] != NULL; i++)
+    free (strv[i]);
+  free (strv);
+}
+
+void
+cleanup_strvp (char ***strvp)
+{
+  strv_free (*strvp);
+}
+
+int
+write_all (int fd, const void *buf, size_t len)
+{
+  const char *p = buf;
+  while (len > 0)
+    {
+      ssize_t n = write (fd, p, len);
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return -1;
+        }
+      p += n;
+      len -= (size_t) n;
+    }
+  return 0;
+}
+
+char *
+read_fd_all (int fd, size_t max_size, size_t *len_out)
+{
+  size_t cap = 4096, len = 0;
+  cleanup_free char *buf = xmalloc (cap);
+  for (;;)
+    {
+      if (len + 1 >= cap)
+        {
+          if (cap >= max_size)
+            {
+              errno = EFBIG;
+              return NULL;
+            }
+          cap *= 2;
+          buf = xrealloc (buf, cap);
+        }
+      ssize_t n = read (fd, buf + len, cap - len - 1);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return NULL;
+      if (n == 0)
+        break;
+      len += (size_t) n;
+    }
+  buf[len] = '\0';
+  if (len_out != NULL)
+    *len_out = len;
+  return steal_pointer (&buf);
+}
+
+char *
+load_file_at (int dirfd, const char *path, size_t max_size, size_t *len_out)
+{
+  cleanup_fd int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return NULL;
+  return read_fd_all (fd, max_size, len_out);
+}
+
+char *
+read_first_line (const char *path)
+{
+  char *s = load_file_at (AT_FDCWD, path, 65536, NULL);
+  if (s != NULL)
+    s[strcspn (s, "\n")] = '\0';
+  return s;
+}
+
+int
+mkdir_p (const char *path, mode_t mode)
+{
+  cleanup_free char *copy = xstrdup (path);
+  for (char *p = copy + 1; ; p++)
+    {
+      if (*p != '/' && *p != '\0')
+        continue;
+      char saved = *p;
+      *p = '\0';
+      if (mkdir (copy, mode) < 0 && errno != EEXIST)
+        return -1;
+      *p = saved;
+      if (saved == '\0')
+        break;
+    }
+  struct stat st;
+  if (stat (path, &st) < 0)
+    return -1;
+  if (!S_ISDIR (st.st_mode))
+    {
+      errno = ENOTDIR;
+      return -1;
+    }
+  return 0;
+}
+
+/* The fallback walks /proc/self/fd; without /proc (or with an old kernel and no /proc)
+ * it closes a bounded range, which is all that can be done. */
+void
+close_fds_from (int lowfd)
+{
+#ifdef HAVE_CLOSE_RANGE
+  if (close_range ((unsigned) lowfd, ~0U, 0) == 0)
+    return;
+#elif defined(SYS_close_range)
+  if (syscall (SYS_close_range, (unsigned) lowfd, ~0U, 0) == 0)
+    return;
+#endif
+  DIR *d = opendir ("/proc/self/fd");
+  if (d == NULL)
+    {
+      long max = sysconf (_SC_OPEN_MAX);
+      for (long fd = lowfd; fd < (max > 0 ? max : 65536); fd++)
+        close ((int) fd);
+      return;
+    }
+  int dfd = dirfd (d);
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    {
+      char *end;
+      long fd = strtol (de->d_name, &end, 10);
+      if (*end != '\0' || end == de->d_name || fd < lowfd || fd == dfd)
+        continue;
+      close ((int) fd);
+    }
+  closedir (d);
+}
+
+bool
+str_has_prefix (const char *s, const char *prefix)
+{
+  return strncmp (s, prefix, strlen (prefix)) == 0;
+}
+
+int
+parse_byte_size (const char *s, uint64_t *out)
+{
+  static const char units[] = "KMGT";
+  if (s == NULL || s[0] < '0' || s[0] > '9')
+    return errno = EINVAL, -1;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull (s, &end, 10);
+  if (errno != 0)
+    return -1;
+  if (*end != '\0')
+    {
+      const char *u = strchr (units, *end);
+      if (u == NULL)
+        return errno = EINVAL, -1;
+      end++;
+      if (strcmp (end, "iB") != 0 && strcmp (end, "B") != 0 && *end != '\0')
+        return errno = EINVAL, -1;
+      for (const char *k = units; k <= u; k++)
+        {
+          if (v > UINT64_MAX / 1024)
+            return errno = ERANGE, -1;
+          v *= 1024;
+        }
+    }
+  *out = v;
+  return 0;
+}
+
+void
+strbuf_append_len (struct strbuf *sb, const char *s, size_t len)
+{
+  if (sb->len + len + 1 > sb->cap)
+    {
+      size_t cap = sb->cap ? sb->cap : 64;
+      while (sb->len + len + 1 > cap)
+        cap *= 2;
+      sb->str = xrealloc (sb->str, cap);
+      sb->cap = cap;
+    }
+  memcpy (sb->str + sb->len, s, len);
+  sb->len += len;
+  sb->str[sb->len] = '\0';
+}
+
+void
+strbuf_append (struct strbuf *sb, const char *s)
+{
+  strbuf_append_len (sb, s, strlen (s));
+}
+
+void
+strbuf_append_c (struct strbuf *sb, char c)
+{
+  strbuf_append_len (sb, &c, 1);
+}
+
+void
+strbuf_appendf (struct strbuf *sb, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  cleanup_free char *s = xvasprintf (format, args);
+  va_end (args);
+  strbuf_append (sb, s);
+}
+
+char *
+strbuf_steal (struct strbuf *sb)
+{
+  char *s = sb->str != NULL ? sb->str : xstrdup ("");
+  sb->str = NULL;
+  sb->len = sb->cap = 0;
+  return s;
+}

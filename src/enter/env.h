@@ -1,0 +1,21 @@
+/* The environment a command gets inside a devroot. */
+#pragma once
+
+#include "common/options.h"
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* Who the command runs as, read from the root's /etc/passwd; NULL fields are left unset. */
+struct env_user
+{
+  const char *home;
+  const char *user;
+  const char *shell;
+};
+
+/* Build the environment. By default only the caller's terminal and locale variables (TERM,
+ * COLORTERM, LANG, LANGUAGE, LC_*, TZ) pass through: the rest describes the host
+ * (LD_PRELOAD, PATH, XDG_* ...) and means nothing, or harm, inside the root. Then PATH is set
+ * to DEFAULT_PATH, HOME, USER, LOGNAME and SHELL from USER. With clear_env, only PATH.
+ * --env assignments are applied last. The result is a NULL-terminated vector (strv_free). */
+char **env_build (char *const *caller_env, const struct env_opts *opts, const struct env_user *user);

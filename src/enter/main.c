@@ -1,0 +1,66 @@
+/* enter-devroot: unpack root filesystems under your home and enter them without privileges.
+ * This file only dispatches; each subcommand lives in the file named for its concern. It
+ * links the C library only: create, templates, fetch and cache run in enter-devroot-store
+ * (helper.h), so entering a root does not load libarchive, libcurl and libcrypto. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/cli.h"
+#include "common/helper.h"
+#include "common/roots.h"
+#include "common/util.h"
+#include "enter/doctor.h"
+#include "enter/enter.h"
+
+int
+main (int argc, char **argv)
+{
+  refuse_if_privileged_exec ();
+  struct cli cli;
+  cli_parse (argc, argv, &cli);
+
+  switch (cli.command)
+    {
+    case CMD_CREATE:
+    case CMD_TEMPLATES:
+    case CMD_FETCH:
+    case CMD_CACHE:
+      cli_clear (&cli);
+      exec_store_helper (argv);
+    case CMD_ENTER:
+    case CMD_RUN:
+      {
+        /* Not a local: enter_root never returns, so the compiler drops a local's slot and
+         * the path is unreachable (a leak to valgrind) when a failed exec exits; volatile,
+         * or the store to a static nobody reads is dropped too. */
+        static char *volatile root;
+        root = store_existing_root (cli.name, "enter");
+        enter_root (cli.name, root, &cli.enter);
+      }
+    case CMD_LIST:
+      store_list (cli.json);
+      break;
+    case CMD_PATH:
+      {
+        cleanup_free char *root = store_existing_root (cli.name, "find");
+        printf ("%s\n", root);
+        break;
+      }
+    case CMD_REMOVE:
+      store_remove (cli.name);
+      break;
+    case CMD_DOCTOR:
+      return doctor_run ();
+    case CMD_HELP:
+      if (cli_print_help (cli.help_topic) < 0)
+        die ("help: unknown subcommand '%s' (see '%s --help')", cli.help_topic, PROGRAM_NAME);
+      break;
+    case CMD_VERSION:
+      printf ("%s %s\n", PROGRAM_NAME, PACKAGE_VERSION);
+      break;
+    }
+  cli_clear (&cli);
+  if (fflush (stdout) != 0 || ferror (stdout))
+    die_with_error ("cannot write to standard output");
+  return 0;
+}

@@ -1,0 +1,421 @@
+/* Unpacked copies of archives and cloning them (see clone.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/meta.h"
+#include "common/paths.h"
+#include "common/roots.h"
+#include "common/util.h"
+#include "store/cache.h"
+#include "store/clone.h"
+
+#define UNPACKED_DIR_MODE 0700
+/* Deeper trees are unpacked instead (each level holds two fds). */
+#define CLONE_MAX_DEPTH 256
+
+struct hardlink
+{
+  dev_t dev;
+  ino_t ino;
+  char *path; /* relative to the destination root */
+};
+
+struct cloner
+{
+  bool reflink_only; /* fail (EOPNOTSUPP) rather than copy data */
+  bool reflink_failed;
+  int dst_root;
+  uint64_t bytes;
+  struct hardlink *links;
+  size_t n_links, cap_links;
+};
+
+static void
+cloner_clear (struct cloner *c)
+{
+  for (size_t i = 0; i < c->n_links; i++)
+    free (c->links[i].path);
+  free (c->links);
+}
+
+static bool
+no_reflink_errno (int e)
+{
+  return e == EOPNOTSUPP || e == ENOTTY || e == EXDEV || e == EINVAL || e == ENOSYS;
+}
+
+/* Copy IN's data into OUT: by reference when the filesystem can, else in the kernel,
+ * else by hand. */
+static int
+copy_data (struct cloner *c, int in, int out, off_t size)
+{
+  if (size == 0)
+    return 0;
+  if (!c->reflink_failed)
+    {
+      if (ioctl (out, FICLONE, in) == 0)
+        return 0;
+      if (!no_reflink_errno (errno))
+        return -1;
+      c->reflink_failed = true;
+    }
+  if (c->reflink_only)
+    {
+      errno = EOPNOTSUPP;
+      return -1;
+    }
+  off_t left = size;
+  while (left > 0)
+    {
+      ssize_t n = copy_file_range (in, NULL, out, NULL, (size_t) left, 0);
+      if (n < 0 && no_reflink_errno (errno))
+        break;
+      if (n < 0)
+        return -1;
+      if (n == 0)
+        return 0; /* the file shrank under us */
+      left -= n;
+    }
+  static char buf[128 * 1024];
+  for (;;)
+    {
+      ssize_t n = read (in, buf, sizeof buf);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return (int) n;
+      for (ssize_t done = 0; done < n;)
+        {
+          ssize_t w = write (out, buf + done, (size_t) (n - done));
+          if (w < 0 && errno == EINTR)
+            continue;
+          if (w < 0)
+            return -1;
+          done += w;
+        }
+    }
+}
+
+static int
+set_times (int dirfd, const char *name, const struct stat *st)
+{
+  struct timespec t[2] = { st->st_atim, st->st_mtim };
+  return utimensat (dirfd, name, t, AT_SYMLINK_NOFOLLOW);
+}
+
+static int
+clone_file (struct cloner *c, int src, int dst, const char *name, const struct stat *st,
+            const char *rel)
+{
+  if (st->st_nlink > 1)
+    {
+      for (size_t i = 0; i < c->n_links; i++)
+        if (c->links[i].dev == st->st_dev && c->links[i].ino == st->st_ino)
+          return linkat (c->dst_root, c->links[i].path, dst, name, 0);
+      if (c->n_links == c->cap_links)
+        {
+          c->cap_links = c->cap_links ? 2 * c->cap_links : 16;
+          c->links = xrealloc (c->links, c->cap_links * sizeof *c->links);
+        }
+      c->links[c->n_links++] = (struct hardlink) { st->st_dev, st->st_ino, xstrdup (rel) };
+    }
+  cleanup_fd int in = openat (src, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (in < 0)
+    return -1;
+  cleanup_fd int out = openat (dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                               0600);
+  if (out < 0 || copy_data (c, in, out, st->st_size) < 0
+      || fchmod (out, st->st_mode & 01777) < 0)
+    return -1;
+  struct timespec t[2] = { st->st_atim, st->st_mtim };
+  if (futimens (out, t) < 0)
+    return -1;
+  c->bytes += (uint64_t) st->st_size;
+  return 0;
+}
+
+/* Clone the directory SRC's entries into DST (both fds), depth first; each directory's
+ * mode and times are set after its entries are in. REL is SRC's path from the root. */
+static int
+clone_dir (struct cloner *c, int src, int dst, const char *rel, int depth)
+{
+  if (depth > CLONE_MAX_DEPTH)
+    {
+      errno = ELOOP;
+      return -1;
+    }
+  int dfd = dup (src);
+  if (dfd < 0)
+    return -1;
+  DIR *d = fdopendir (dfd);
+  if (d == NULL)
+    {
+      close (dfd);
+      return -1;
+    }
+  int r = 0;
+  struct dirent *de;
+  while (r == 0 && (errno = 0, de = readdir (d)) != NULL)
+    {
+      const char *name = de->d_name;
+      if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
+        continue;
+      cleanup_free char *path = rel[0] ? xasprintf ("%s/%s", rel, name) : xstrdup (name);
+      struct stat st;
+      if (fstatat (src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        r = -1;
+      else if (S_ISDIR (st.st_mode))
+        {
+          if (mkdirat (dst, name, 0700) < 0)
+            {
+              r = -1;
+              break;
+            }
+          cleanup_fd int s = openat (src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          cleanup_fd int t = openat (dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (s < 0 || t < 0 || clone_dir (c, s, t, path, depth + 1) < 0
+              || fchmod (t, st.st_mode & 01777) < 0 || set_times (dst, name, &st) < 0)
+            r = -1;
+        }
+      else if (S_ISREG (st.st_mode))
+        r = clone_file (c, src, dst, name, &st, path);
+      else if (S_ISLNK (st.st_mode))
+        {
+          char target[PATH_MAX];
+          ssize_t n = readlinkat (src, name, target, sizeof target - 1);
+          if (n < 0)
+            r = -1;
+          else
+            {
+              target[n] = '\0';
+              r = symlinkat (target, dst, name) < 0 || set_times (dst, name, &st) < 0 ? -1 : 0;
+            }
+        }
+      else
+        {
+          /* Nothing else is ever unpacked (devices, FIFOs and sockets are skipped): the
+           * copy was tampered with; do not make a root that differs from the archive. */
+          errno = EINVAL;
+          r = -1;
+        }
+    }
+  if (r == 0 && errno != 0)
+    r = -1;
+  int errsv = errno;
+  closedir (d);
+  errno = errsv;
+  return r;
+}
+
+/* Remove everything inside DIRFD (not DIRFD itself). */
+static void
+empty_dir (int dirfd)
+{
+  int dfd = dup (dirfd);
+  DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
+  if (d == NULL)
+    {
+      if (dfd >= 0)
+        close (dfd);
+      return;
+    }
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
+      {
+        if (rm_rf_at (dirfd, de->d_name) < 0)
+          warn ("cannot remove %s after a failed clone: %s", de->d_name, strerror (errno));
+        rewinddir (d);
+      }
+  closedir (d);
+}
+
+static int
+compare_strings (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+static char *
+unpacked_dir (void)
+{
+  cleanup_free char *home = paths_xdg_dir ("XDG_CACHE_HOME", ".cache");
+  return xasprintf ("%s/enter-devroot/unpacked", home);
+}
+
+bool
+unpacked_any (void)
+{
+  cleanup_free char *dir = unpacked_dir ();
+  DIR *d = opendir (dir);
+  if (d == NULL)
+    return false;
+  bool any = false;
+  struct dirent *de;
+  while (!any && (de = readdir (d)) != NULL)
+    any = de->d_name[0] != '.';
+  closedir (d);
+  return any;
+}
+
+bool
+unpacked_clone_into (const char *hex, int rootfd, uint64_t *size_bytes, struct stat *root)
+{
+  cleanup_free char *dir = unpacked_dir ();
+  cleanup_free char *meta_path = xasprintf ("%s/%s/meta.json", dir, hex);
+  cleanup_free char *tree = xasprintf ("%s/%s/root", dir, hex);
+  struct meta m = { 0 };
+  if (meta_read (meta_path, &m) < 0)
+    return false;
+  uint64_t size = m.size_bytes;
+  meta_clear (&m);
+  cleanup_fd int src = open (tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (src < 0 || fstat (src, &st) < 0)
+    return false;
+  struct cloner c = { .dst_root = rootfd };
+  int r = clone_dir (&c, src, rootfd, "", 0);
+  int errsv = errno;
+  cloner_clear (&c);
+  if (r < 0)
+    {
+      warn ("cannot clone the unpacked copy %s (%s): unpacking instead", tree, strerror (errsv));
+      empty_dir (rootfd);
+      return false;
+    }
+  *size_bytes = size;
+  *root = st;
+  return true;
+}
+
+void
+unpacked_keep (const char *hex, const char *root, const char *source, uint64_t size_bytes)
+{
+  cleanup_free char *dir = unpacked_dir ();
+  cleanup_free char *final = xasprintf ("%s/%s", dir, hex);
+  struct stat st;
+  if (lstat (final, &st) == 0)
+    return;
+  if (mkdir_p (dir, UNPACKED_DIR_MODE) < 0)
+    return;
+  cleanup_free char *tmp = xasprintf ("%s/.%s.XXXXXX", dir, hex);
+  if (mkdtemp (tmp) == NULL)
+    return;
+  cleanup_fd int tmpfd = open (tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_fd int src = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_fd int dst = -1;
+  struct cloner c = { .reflink_only = true };
+  int r = -1;
+  if (tmpfd >= 0 && src >= 0 && fstat (src, &st) == 0 && mkdirat (tmpfd, "root", 0700) == 0
+      && (dst = openat (tmpfd, "root", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+    {
+      c.dst_root = dst;
+      /* Sharing extents needs the source's data on disk: one writeback of the whole
+       * filesystem is far cheaper than FICLONE flushing file after file. */
+      syncfs (src);
+      r = clone_dir (&c, src, dst, "", 0);
+      if (r == 0 && (fchmod (dst, st.st_mode & 01777) < 0 || set_times (tmpfd, "root", &st) < 0))
+        r = -1;
+    }
+  int errsv = errno;
+  cloner_clear (&c);
+  if (r == 0)
+    {
+      cleanup_free char *meta_path = xasprintf ("%s/meta.json", tmp);
+      struct meta m = {
+        .name = xstrdup (hex),
+        .source = xstrdup (source),
+        .sha256 = xstrdup (hex),
+        .created = format_rfc3339_utc (time (NULL)),
+        .size_bytes = size_bytes,
+      };
+      meta_write (meta_path, &m);
+      meta_clear (&m);
+      if (rename (tmp, final) == 0)
+        return;
+      errsv = errno; /* ENOTEMPTY/EEXIST: a concurrent create kept one first */
+    }
+  if (rm_rf_at (AT_FDCWD, tmp) < 0)
+    warn ("cannot remove %s: %s", tmp, strerror (errno));
+  if (r < 0 && !(c.reflink_failed && errsv == EOPNOTSUPP) && errsv != ELOOP)
+    warn ("cannot keep an unpacked copy of %s in %s: %s", hex, dir, strerror (errsv));
+}
+
+void
+unpacked_list (const struct cache *c, struct strbuf *sb, bool json, bool *first)
+{
+  cleanup_free char *dir = xasprintf ("%s/unpacked", c->base);
+  DIR *d = opendir (dir);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  cleanup_strv char **names = xcalloc (1, sizeof *names);
+  size_t n = 0;
+  while ((de = readdir (d)) != NULL)
+    if (de->d_name[0] != '.')
+      {
+        names = xrealloc (names, (n + 2) * sizeof *names);
+        names[n++] = xstrdup (de->d_name);
+        names[n] = NULL;
+      }
+  closedir (d);
+  qsort (names, n, sizeof *names, compare_strings);
+  for (size_t i = 0; i < n; i++)
+    {
+      cleanup_free char *meta_path = xasprintf ("%s/%s/meta.json", dir, names[i]);
+      cleanup_free char *tree = xasprintf ("%s/%s/root", dir, names[i]);
+      struct meta m = { 0 };
+      if (meta_read (meta_path, &m) < 0)
+        continue;
+      if (json)
+        {
+          strbuf_append (sb, *first ? "\n  {" : ",\n  {");
+          strbuf_append (sb, "\"sha256\": ");
+          json_append_string (sb, names[i]);
+          strbuf_appendf (sb, ", \"size_bytes\": %" PRIu64 ", \"origin\": ", m.size_bytes);
+          json_append_string (sb, m.source);
+          strbuf_append (sb, ", \"path\": ");
+          json_append_string (sb, tree);
+          strbuf_append (sb, ", \"unpacked\": true}");
+        }
+      else
+        strbuf_appendf (sb, "%s  %12" PRIu64 "  unpacked copy of %s\n", names[i], m.size_bytes,
+                        m.source);
+      *first = false;
+      meta_clear (&m);
+    }
+}
+
+unsigned long
+unpacked_clean (const struct cache *c)
+{
+  cleanup_free char *dir = xasprintf ("%s/unpacked", c->base);
+  DIR *d = opendir (dir);
+  if (d == NULL)
+    return 0;
+  unsigned long removed = 0;
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      /* A create cloning from it fails, warns and unpacks instead. */
+      if (rm_rf_at (dirfd (d), de->d_name) < 0)
+        die_with_error ("cannot delete %s/%s", dir, de->d_name);
+      if (de->d_name[0] != '.')
+        removed++;
+      rewinddir (d);
+    }
+  closedir (d);
+  return removed;
+}

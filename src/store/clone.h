@@ -1,0 +1,43 @@
+/* Unpacked copies of archives, so that a second create from the same archive does not
+ * unpack it again. Under ${XDG_CACHE_HOME:-~/.cache}/enter-devroot:
+ *
+ *   unpacked/HEX/root       the tree a create from the archive whose SHA-256 is HEX made
+ *   unpacked/HEX/meta.json  its metadata (source, size) for the roots cloned from it
+ *   unpacked/.HEX.XXXXXX    one being made; renamed into place whole, so a copy is never
+ *                           half there (debris of an interrupted run is removed by `cache
+ *                           clean`)
+ *
+ * A copy is kept only where the filesystem clones a file by reference (FICLONE: btrfs,
+ * XFS with reflink, bcachefs, ...): there it costs no data blocks, and a create from it
+ * writes only metadata. On ext4 nothing is kept and every create unpacks (a full copy of
+ * the tree would cost as much as the unpacking it saves, and the disk twice). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "common/util.h"
+
+struct cache;
+
+/* Whether any unpacked copy is kept (else there is no point hashing an archive first). */
+bool unpacked_any (void);
+
+/* Clone the unpacked copy of the archive HEX into the empty directory ROOTFD: true with
+ * *SIZE_BYTES and *ROOT (the copy's root directory: its mode and times, to apply once
+ * the new root is in place) set when there is one
+ * and the clone succeeded; false (ROOTFD emptied again) otherwise, and the caller unpacks.
+ * Never die()s on a clone failure: the copy is an optimisation. */
+bool unpacked_clone_into (const char *hex, int rootfd, uint64_t *size_bytes,
+                          struct stat *root);
+
+/* After a create: keep a copy of ROOT (just made from the archive HEX, SOURCE, SIZE_BYTES
+ * unpacked) when the filesystem can clone by reference and none is kept yet. Failures
+ * are one warning line at most (none when the filesystem cannot clone). */
+void unpacked_keep (const char *hex, const char *root, const char *source,
+                    uint64_t size_bytes);
+
+/* For `cache list` / `cache clean`. */
+void unpacked_list (const struct cache *c, struct strbuf *sb, bool json, bool *first);
+unsigned long unpacked_clean (const struct cache *c);

@@ -1,0 +1,38 @@
+/* Transfers with libcurl: only https, http and file; redirects only to https and http; TLS
+ * always verified; fail on HTTP errors; a connect timeout and a low-speed abort; a size cap;
+ * SHA-256 while streaming; resume with Range + If-Range; a progress bar on a terminal. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/source.h"
+
+struct download_opts
+{
+  const char *cacert;   /* --cacert FILE; else $CURL_CA_BUNDLE; else the system's CAs */
+  bool quiet;           /* no progress bar, even on a terminal */
+  uint64_t max_size;    /* refuse a body larger than this many bytes; 0: no limit */
+  uint64_t expected_size; /* the catalogue's size, 0 when unknown: the progress bar's total,
+                           * and a partial file of exactly this size needs no request */
+  const char *label;    /* what the progress bar calls the file */
+};
+
+/* Download URL into the file NAME in directory DIRFD (the cache's partial/), resuming the
+ * bytes already there when NAME.validators says they came from the same URL and the server
+ * agrees (If-Range); a server answering 200 instead of 206 restarts the file. On success,
+ * HEX is the SHA-256 of the whole file and the return value an fd open on it. die()s on
+ * failure: a transfer cut short keeps the partial file for the next attempt; an HTTP error,
+ * an oversize body or a refused redirect deletes it. */
+int download_file (const char *url, int dirfd, const char *name, const struct download_opts *o,
+                   char hex[SHA256_HEX_LEN + 1]);
+
+/* Download URL (a catalogue) into memory: at most MAX bytes, NUL-terminated. A body over
+ * MAX die()s; any other failure die()s too, unless WHY is not NULL: then NULL is returned
+ * with *WHY (malloc'd) saying what failed. */
+char *download_to_memory (const char *url, size_t max, const struct download_opts *o,
+                          char **why, size_t *len_out);
+
+/* Delete NAME and NAME.validators in DIRFD (a download that must not be resumed). */
+void download_discard (int dirfd, const char *name);

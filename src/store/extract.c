@@ -1,0 +1,818 @@
+/* Unpacking an untrusted rootfs archive into a private directory.
+ *
+ * Why not archive_write_disk: its SECURE_* checks are path-based (lstat of each prefix,
+ * then a path-based open), so they are raceable and have a history of bypasses (libarchive
+ * CVE-2016-5418, CVE-2021-31566, CVE-2021-23177). Instead every entry is created relative to
+ * a directory fd we hold, walking its parent one component at a time with
+ * openat(O_DIRECTORY|O_NOFOLLOW): a single component contains no '/', names are normalised
+ * so none is "..", and O_NOFOLLOW refuses a symlink, so no lookup can leave the root or go
+ * through a link, on any kernel (openat2's RESOLVE_BENEATH would give the same for the walk
+ * but is not needed for it). Final components are created with O_EXCL/mkdirat/symlinkat/
+ * linkat, which never follow a symlink either; an existing non-directory is unlinked first
+ * (unlinking a symlink removes the link, never its target).
+ *
+ * Rules: member names are normalised by archive_path_normalize (leading '/' stripped like
+ * bsdtar, ".." refused); symlinks are created as they are and never followed; hardlinks may
+ * only name a regular file already unpacked (the directory is private and new, so anything
+ * in it came from this archive); device nodes, FIFOs and sockets are skipped (an
+ * unprivileged user cannot create devices) with one summary warning; setuid and setgid bits
+ * are dropped, sticky kept; ownership is never restored; file times are. Directories are
+ * created 0700 and get their own modes and times at the end, deepest first, reopened with
+ * the same no-symlink walk (a read-only directory cannot block its children, and a
+ * directory later replaced by a symlink cannot redirect the fixup: CVE-2021-31566).
+ *
+ * Formats: the tar family only (ustar, pax, GNU, v7): a rootfs is a tarball, and the other
+ * format parsers (zip, rar, 7z, iso9660, cpio ...) would only add attack surface. Filters:
+ * none, gzip, bzip2, xz/lzma, zstd, lz4 and compress, all in-library (no external helper
+ * program is ever spawned); gzip and lz4 are decoded here with zlib and liblz4, which
+ * verify the checksums libarchive skips (gunzip.h, unlz4.h). Memory stays flat: data is streamed block by block; only the
+ * list of directories (for the final fixups) grows with the archive.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "store/digest.h"
+#include "store/extract.h"
+#include "store/gunzip.h"
+#include "store/unlz4.h"
+
+#define READ_BLOCK_SIZE (64 * 1024)
+#define DIR_CREATE_MODE 0700       /* while unpacking; the archive's mode comes at the end */
+#define IMPLICIT_DIR_MODE 0755     /* parents the archive does not list */
+#define ROOT_DEFAULT_MODE 0755     /* when the archive has no "./" entry */
+#define MODE_KEPT_BITS (07777 & ~(S_ISUID | S_ISGID))
+
+int
+archive_path_normalize (const char *in, char **out, bool *was_absolute, const char **why)
+{
+  struct strbuf sb = { 0 };
+  const char *p = in;
+
+  *was_absolute = (*p == '/');
+  while (*p != '\0')
+    {
+      while (*p == '/')
+        p++;
+      if (*p == '\0')
+        break;
+      size_t len = strcspn (p, "/");
+      if (len == 1 && p[0] == '.')
+        ;
+      else if (len == 2 && p[0] == '.' && p[1] == '.')
+        {
+          free (sb.str);
+          *why = "it contains a '..' component";
+          return -1;
+        }
+      else if (len > NAME_MAX)
+        {
+          free (sb.str);
+          *why = "a path component is longer than NAME_MAX";
+          return -1;
+        }
+      else
+        {
+          if (sb.len > 0)
+            strbuf_append_c (&sb, '/');
+          strbuf_append_len (&sb, p, len);
+        }
+      p += len;
+    }
+  /* Nothing could use a longer path inside the root, and it bounds the tree's depth (and
+   * so the cost of walking it and the fds remove needs). */
+  if (sb.len >= PATH_MAX - 1)
+    {
+      free (sb.str);
+      *why = "the path is longer than PATH_MAX";
+      return -1;
+    }
+  *out = strbuf_steal (&sb);
+  return 0;
+}
+
+struct dir_fixup
+{
+  char *path;
+  mode_t mode;
+  struct timespec mtime;
+  bool has_mtime;
+  size_t depth;
+  size_t seq;
+};
+
+/* The directory the last walk ended in: most entries share their parent (or a prefix of it)
+ * with the entry before, so walks start there instead of at the root. Sound because a
+ * directory, once reached without following symlinks, is never renamed or removed during
+ * the extraction (a non-directory can never replace one), so its fd still names REL. */
+struct dir_cache
+{
+  char *path; /* relative to the root; "" is the root */
+  int fd;
+};
+
+/* The compressions decoded here rather than by libarchive, which does not verify their
+ * checksums (gunzip.h, unlz4.h); libarchive then reads the plain tar. */
+enum decoder_kind
+{
+  DECODER_NONE,
+  DECODER_GZIP,
+  DECODER_LZ4,
+};
+
+struct decoder
+{
+  enum decoder_kind kind;
+  struct gunzip *gz;
+  struct unlz4 *lz4;
+};
+
+static void
+decoder_start (struct decoder *d, const unsigned char *first, size_t len)
+{
+  if ((d->gz = gunzip_new (first, len)) != NULL)
+    d->kind = DECODER_GZIP;
+  else if ((d->lz4 = unlz4_new (first, len)) != NULL)
+    d->kind = DECODER_LZ4;
+}
+
+static const char *
+decoder_name (const struct decoder *d)
+{
+  return d->kind == DECODER_GZIP ? "gzip" : "lz4";
+}
+
+static void
+decoder_input (struct decoder *d, const unsigned char *buf, size_t len)
+{
+  if (d->kind == DECODER_GZIP)
+    gunzip_input (d->gz, buf, len);
+  else if (d->kind == DECODER_LZ4)
+    unlz4_input (d->lz4, buf, len);
+}
+
+static ssize_t
+decoder_output (struct decoder *d, const unsigned char **out, const char **why)
+{
+  if (d->kind == DECODER_GZIP)
+    return gunzip_output (d->gz, out, why);
+  if (d->kind == DECODER_LZ4)
+    return unlz4_output (d->lz4, out, why);
+  return 0;
+}
+
+static bool
+decoder_over (const struct decoder *d)
+{
+  if (d->kind == DECODER_GZIP)
+    return gunzip_over (d->gz);
+  if (d->kind == DECODER_LZ4)
+    return unlz4_over (d->lz4);
+  return true;
+}
+
+/* -1 with *why if the stream was cut short; the decoder is then done with. */
+static int
+decoder_finish (struct decoder *d, const char **why)
+{
+  int r = 0;
+  if (d->kind == DECODER_GZIP)
+    r = gunzip_finish (d->gz, why);
+  else if (d->kind == DECODER_LZ4)
+    r = unlz4_finish (d->lz4, why);
+  *d = (struct decoder) { .kind = DECODER_NONE };
+  return r;
+}
+
+struct extractor
+{
+  int rootfd;
+  const char *desc;        /* the source, for messages */
+  const struct extract_opts *opts;
+  struct extract_result *result;
+  struct dir_fixup *fixups;
+  size_t n_fixups, cap_fixups;
+  bool warned_absolute;
+  /* reading */
+  int fd;
+  struct dir_cache cache;
+  struct sha256 hash;
+  struct decoder dec;      /* gzip and lz4 are decoded here (they verify what libarchive does not) */
+  bool started;
+  unsigned char buf[READ_BLOCK_SIZE];
+};
+
+/* The next block of the file into x->buf, hashed and counted: its length, 0 at the end,
+ * -1 with errno. */
+static ssize_t
+read_raw (struct extractor *x)
+{
+  ssize_t n;
+  do
+    n = read (x->fd, x->buf, sizeof x->buf);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0)
+    return n;
+  sha256_update (&x->hash, x->buf, (size_t) n);
+  if (x->opts->progress != NULL)
+    x->opts->progress ((uint64_t) n, x->opts->progress_data);
+  return n;
+}
+
+/* libarchive's read callback: the file as it is, or for gzip and lz4 the tar inside it. */
+static ssize_t
+read_and_hash (struct archive *a, void *data, const void **buffer)
+{
+  struct extractor *x = data;
+  ssize_t n;
+  if (!x->started || x->dec.kind == DECODER_NONE)
+    {
+      n = read_raw (x);
+      if (n < 0)
+        {
+          archive_set_error (a, errno, "read error");
+          return -1;
+        }
+      if (!x->started)
+        {
+          x->started = true;
+          decoder_start (&x->dec, x->buf, (size_t) n);
+        }
+      if (x->dec.kind == DECODER_NONE)
+        {
+          *buffer = x->buf;
+          return n;
+        }
+      decoder_input (&x->dec, x->buf, (size_t) n);
+    }
+  for (;;)
+    {
+      const unsigned char *out;
+      const char *why;
+      ssize_t m = decoder_output (&x->dec, &out, &why);
+      if (m < 0)
+        {
+          archive_set_error (a, EIO, "corrupt %s stream: %s", decoder_name (&x->dec), why);
+          return -1;
+        }
+      if (m > 0)
+        {
+          *buffer = out;
+          return m;
+        }
+      if (decoder_over (&x->dec))
+        return 0; /* trailing bytes: drain_and_hash hashes them */
+      n = read_raw (x);
+      if (n < 0)
+        {
+          archive_set_error (a, errno, "read error");
+          return -1;
+        }
+      if (n == 0)
+        {
+          if (decoder_finish (&x->dec, &why) < 0)
+            {
+              archive_set_error (a, EIO, "%s", why);
+              return -1;
+            }
+          return 0;
+        }
+      decoder_input (&x->dec, x->buf, (size_t) n);
+    }
+}
+
+/* Hash whatever follows the end of the archive too: the digest covers the whole file; and
+ * decode the rest of a gzip member or lz4 frame libarchive did not need, so its checksum
+ * is verified. */
+static void
+drain_and_hash (struct extractor *x)
+{
+  const char *why;
+  for (;;)
+    {
+      if (!decoder_over (&x->dec))
+        {
+          const unsigned char *out;
+          ssize_t m = decoder_output (&x->dec, &out, &why);
+          if (m < 0)
+            die ("%s: corrupt %s stream: %s", x->desc, decoder_name (&x->dec), why);
+          if (m > 0)
+            continue;
+        }
+      ssize_t n = read_raw (x);
+      if (n < 0)
+        die_with_error ("%s: read error", x->desc);
+      if (n == 0)
+        break;
+      decoder_input (&x->dec, x->buf, (size_t) n);
+    }
+  if (decoder_finish (&x->dec, &why) < 0)
+    die ("%s: %s", x->desc, why);
+}
+
+__attribute__((noreturn, format (printf, 3, 4))) static void
+refuse (struct extractor *x, const char *entry, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  cleanup_free char *why = xvasprintf (format, args);
+  va_end (args);
+  die ("%s: refusing entry '%s': %s", x->desc, entry, why);
+}
+
+/* Open the directory holding REL's last component, walking from the root (or from CACHE
+ * when it holds a prefix) one component at a time without following symlinks, creating
+ * missing directories when CREATE. Returns the fd and points *leaf at the last component
+ * inside *copy (caller frees *copy), or -1 with errno and *bad naming the component that
+ * failed. */
+static int
+open_parent (int rootfd, struct dir_cache *cache, const char *rel, bool create, char **copy,
+             const char **leaf, const char **bad)
+{
+  *copy = xstrdup (rel);
+  char *comp = *copy;
+  const char *last_slash = strrchr (*copy, '/');
+  size_t parent_len = last_slash != NULL ? (size_t) (last_slash - *copy) : 0;
+  int dfd = -1;
+  if (cache != NULL && cache->fd >= 0)
+    {
+      size_t clen = strlen (cache->path);
+      if (clen > 0 && clen <= parent_len && strncmp (*copy, cache->path, clen) == 0
+          && (*copy)[clen] == '/')
+        {
+          /* The cached directory is an ancestor: walk down from it. */
+          dfd = dup (cache->fd);
+          comp = *copy + clen + 1;
+        }
+      else if (parent_len > 0 && parent_len < clen && strncmp (*copy, cache->path, parent_len) == 0
+               && cache->path[parent_len] == '/')
+        {
+          /* It is a descendant (directory fixups go deepest first): climb with "..", which
+           * stays inside the tree because no directory in it moves. */
+          dfd = dup (cache->fd);
+          for (const char *p = cache->path + parent_len; dfd >= 0 && *p != '\0'; p++)
+            if (*p == '/')
+              {
+                int up = openat (dfd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                close (dfd);
+                dfd = up;
+              }
+          comp = *copy + parent_len + 1;
+        }
+    }
+  if (dfd < 0)
+    {
+      dfd = dup (rootfd);
+      comp = *copy;
+    }
+  if (dfd < 0)
+    return -1;
+  for (char *slash; (slash = strchr (comp, '/')) != NULL; comp = slash + 1)
+    {
+      *slash = '\0';
+      int next = openat (dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next < 0 && errno == ENOENT && create)
+        {
+          if (mkdirat (dfd, comp, IMPLICIT_DIR_MODE) < 0 && errno != EEXIST)
+            goto fail;
+          next = openat (dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+      if (next < 0)
+        goto fail;
+      close (dfd);
+      dfd = next;
+      *slash = '/';
+    }
+  *leaf = comp;
+  if (cache != NULL && parent_len > 0)
+    {
+      int keep = dup (dfd);
+      if (keep >= 0)
+        {
+          if (cache->fd >= 0)
+            close (cache->fd);
+          free (cache->path);
+          cache->path = xasprintf ("%.*s", (int) parent_len, *copy);
+          cache->fd = keep;
+        }
+    }
+  return dfd;
+
+fail:
+  {
+    int errsv = errno;
+    *bad = comp;
+    close (dfd);
+    errno = errsv;
+    return -1;
+  }
+}
+
+static int
+open_parent_or_refuse (struct extractor *x, const char *entry, const char *rel, bool create,
+                       char **copy, const char **leaf)
+{
+  const char *bad = NULL;
+  int dfd = open_parent (x->rootfd, &x->cache, rel, create, copy, leaf, &bad);
+  if (dfd >= 0)
+    return dfd;
+  if (errno == ELOOP || errno == ENOTDIR)
+    refuse (x, entry, "its path goes through '%s', which is a symlink or not a directory", bad);
+  refuse (x, entry, "cannot open directory '%s': %s", bad, strerror (errno));
+}
+
+/* Make room for a non-directory called LEAF: remove an earlier non-directory of that name
+ * (never following it), refuse to replace a directory. */
+static void
+clear_for_non_directory (struct extractor *x, const char *entry, int dfd, const char *leaf)
+{
+  struct stat st;
+  if (fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    {
+      if (errno == ENOENT)
+        return;
+      refuse (x, entry, "cannot stat it: %s", strerror (errno));
+    }
+  if (S_ISDIR (st.st_mode))
+    refuse (x, entry, "it would replace a directory");
+  if (unlinkat (dfd, leaf, 0) < 0)
+    refuse (x, entry, "cannot replace the earlier entry: %s", strerror (errno));
+}
+
+static void
+entry_times (struct archive_entry *e, struct timespec times[2])
+{
+  times[0].tv_sec = 0;
+  times[0].tv_nsec = UTIME_OMIT;
+  times[1] = times[0];
+  if (archive_entry_atime_is_set (e))
+    {
+      times[0].tv_sec = archive_entry_atime (e);
+      times[0].tv_nsec = archive_entry_atime_nsec (e);
+    }
+  if (archive_entry_mtime_is_set (e))
+    {
+      times[1].tv_sec = archive_entry_mtime (e);
+      times[1].tv_nsec = archive_entry_mtime_nsec (e);
+    }
+}
+
+/* archive_why: libarchive's reason, which some read paths (a gzip stream cut
+ * in its trailer) leave unset: never print "(null)". */
+static const char *
+archive_why (struct archive *a)
+{
+  const char *s = archive_error_string (a);
+  return s != NULL && *s != '\0' ? s : "truncated or corrupt archive";
+}
+
+static void
+account_bytes (struct extractor *x, const char *entry, uint64_t n)
+{
+  x->result->size_bytes += n;
+  if (x->opts->max_bytes != 0 && x->result->size_bytes > x->opts->max_bytes)
+    die ("%s: entry '%s': unpacked size exceeds the limit of %llu bytes (raise it with "
+         "--max-size or ENTER_DEVROOT_MAX_ROOT_SIZE)", x->desc, entry,
+         (unsigned long long) x->opts->max_bytes);
+}
+
+static void
+extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e,
+                 const char *entry, int dfd, const char *leaf)
+{
+  clear_for_non_directory (x, entry, dfd, leaf);
+  cleanup_fd int fd = openat (dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                              0600);
+  if (fd < 0)
+    refuse (x, entry, "cannot create it: %s", strerror (errno));
+
+  if (archive_entry_size_is_set (e) && archive_entry_size (e) > 0)
+    account_bytes (x, entry, (uint64_t) archive_entry_size (e));
+
+  la_int64_t end = 0; /* the file's size so far: it was created empty */
+  for (;;)
+    {
+      const void *buf;
+      size_t size;
+      la_int64_t offset;
+      int r = archive_read_data_block (a, &buf, &size, &offset);
+      if (r == ARCHIVE_EOF)
+        break;
+      if (r < ARCHIVE_WARN)
+        die ("%s: entry '%s': %s", x->desc, entry, archive_why (a));
+      const char *p = buf;
+      while (size > 0)
+        {
+          ssize_t n = pwrite (fd, p, size, (off_t) offset);
+          if (n < 0 && errno == EINTR)
+            continue;
+          if (n < 0)
+            die_with_error ("%s: cannot write entry '%s'", x->desc, entry);
+          p += n;
+          size -= (size_t) n;
+          offset += n;
+        }
+      if (offset > end)
+        end = offset;
+    }
+  /* A sparse file may end in a hole that no data block covers. Only then: on XFS a
+   * truncate costs a transaction, and makes close() flush the file's data. */
+  if (archive_entry_size_is_set (e) && archive_entry_size (e) != end
+      && ftruncate (fd, (off_t) archive_entry_size (e)) < 0)
+    die_with_error ("%s: cannot size entry '%s'", x->desc, entry);
+  if (fchmod (fd, archive_entry_perm (e) & MODE_KEPT_BITS) < 0)
+    die_with_error ("%s: cannot set the mode of entry '%s'", x->desc, entry);
+  struct timespec times[2];
+  entry_times (e, times);
+  if (futimens (fd, times) < 0)
+    die_with_error ("%s: cannot set the times of entry '%s'", x->desc, entry);
+}
+
+static void
+extract_symlink (struct extractor *x, struct archive_entry *e, const char *entry, int dfd,
+                 const char *leaf)
+{
+  const char *target = archive_entry_symlink (e);
+  if (target == NULL || target[0] == '\0')
+    refuse (x, entry, "symlink with an empty target");
+  clear_for_non_directory (x, entry, dfd, leaf);
+  if (symlinkat (target, dfd, leaf) < 0)
+    refuse (x, entry, "cannot create symlink: %s", strerror (errno));
+  struct timespec times[2];
+  entry_times (e, times);
+  /* Best effort: some filesystems cannot time a symlink. */
+  (void) utimensat (dfd, leaf, times, AT_SYMLINK_NOFOLLOW);
+}
+
+static void
+extract_hardlink (struct extractor *x, const char *entry, const char *rel, int dfd,
+                  const char *leaf, const char *raw_target)
+{
+  cleanup_free char *target = NULL;
+  const char *why;
+  bool absolute;
+  if (archive_path_normalize (raw_target, &target, &absolute, &why) < 0)
+    refuse (x, entry, "hardlink target '%s': %s", raw_target, why);
+  if (target[0] == '\0')
+    refuse (x, entry, "hardlink to the root directory");
+  if (strcmp (target, rel) == 0)
+    refuse (x, entry, "hardlink to itself");
+
+  cleanup_free char *tcopy = NULL;
+  const char *tleaf, *bad;
+  cleanup_fd int tdfd = open_parent (x->rootfd, &x->cache, target, false, &tcopy, &tleaf, &bad);
+  struct stat st;
+  if (tdfd < 0 || fstatat (tdfd, tleaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    refuse (x, entry, "hardlink target '%s' is not an earlier entry of the archive", raw_target);
+  if (!S_ISREG (st.st_mode))
+    refuse (x, entry, "hardlink target '%s' is not a regular file", raw_target);
+
+  clear_for_non_directory (x, entry, dfd, leaf);
+  if (linkat (tdfd, tleaf, dfd, leaf, 0) < 0)
+    refuse (x, entry, "cannot create hardlink: %s", strerror (errno));
+}
+
+static void
+add_fixup (struct extractor *x, const char *rel, struct archive_entry *e)
+{
+  if (x->n_fixups == x->cap_fixups)
+    {
+      x->cap_fixups = x->cap_fixups ? 2 * x->cap_fixups : 64;
+      x->fixups = xrealloc (x->fixups, x->cap_fixups * sizeof *x->fixups);
+    }
+  struct dir_fixup *f = &x->fixups[x->n_fixups];
+  *f = (struct dir_fixup) {
+    .path = xstrdup (rel),
+    .mode = archive_entry_perm (e) & MODE_KEPT_BITS,
+    .has_mtime = archive_entry_mtime_is_set (e),
+    .seq = x->n_fixups,
+  };
+  f->mtime.tv_sec = archive_entry_mtime (e);
+  f->mtime.tv_nsec = archive_entry_mtime_nsec (e);
+  if (rel[0] != '\0')
+    {
+      f->depth = 1;
+      for (const char *p = rel; *p != '\0'; p++)
+        f->depth += (*p == '/');
+    }
+  x->n_fixups++;
+}
+
+static void
+extract_directory (struct extractor *x, struct archive_entry *e, const char *entry,
+                   const char *rel, int dfd, const char *leaf)
+{
+  struct stat st;
+  if (fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    {
+      if (!S_ISDIR (st.st_mode) && unlinkat (dfd, leaf, 0) < 0)
+        refuse (x, entry, "cannot replace the earlier entry: %s", strerror (errno));
+    }
+  else if (errno != ENOENT)
+    refuse (x, entry, "cannot stat it: %s", strerror (errno));
+  if (mkdirat (dfd, leaf, DIR_CREATE_MODE) < 0 && errno != EEXIST)
+    refuse (x, entry, "cannot create directory: %s", strerror (errno));
+  add_fixup (x, rel, e);
+}
+
+static void
+extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
+{
+  const char *entry = archive_entry_pathname (e);
+  if (entry == NULL)
+    die ("%s: refusing an entry without a usable name", x->desc);
+
+  cleanup_free char *rel = NULL;
+  const char *why;
+  bool absolute;
+  if (archive_path_normalize (entry, &rel, &absolute, &why) < 0)
+    refuse (x, entry, "%s", why);
+  if (absolute && !x->warned_absolute)
+    {
+      warn ("%s: removing leading '/' from member names", x->desc);
+      x->warned_absolute = true;
+    }
+
+  const char *hardlink = archive_entry_hardlink (e);
+  mode_t type = archive_entry_filetype (e);
+
+  if (rel[0] == '\0')
+    {
+      /* "./" itself: only a directory may describe the root (umoci CVE-2021-29136). */
+      if (hardlink != NULL || type != AE_IFDIR)
+        refuse (x, entry, "it would replace the root directory");
+      add_fixup (x, rel, e);
+      return;
+    }
+
+  if (hardlink == NULL && type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
+    {
+      /* Character and block devices, FIFOs, sockets: nothing an unprivileged user can (or
+       * should) create; counted and reported once. */
+      x->result->skipped_special++;
+      return;
+    }
+
+  cleanup_free char *copy = NULL;
+  const char *leaf;
+  cleanup_fd int dfd = open_parent_or_refuse (x, entry, rel, true, &copy, &leaf);
+
+  if (hardlink != NULL)
+    extract_hardlink (x, entry, rel, dfd, leaf, hardlink);
+  else if (type == AE_IFREG)
+    extract_regular (x, a, e, entry, dfd, leaf);
+  else if (type == AE_IFLNK)
+    extract_symlink (x, e, entry, dfd, leaf);
+  else
+    extract_directory (x, e, entry, rel, dfd, leaf);
+}
+
+static struct archive *
+new_reader (void)
+{
+  struct archive *a = archive_read_new ();
+  if (a == NULL)
+    die ("out of memory");
+  if (archive_read_support_format_tar (a) != ARCHIVE_OK
+      || archive_read_support_filter_gzip (a) != ARCHIVE_OK
+      || archive_read_support_filter_bzip2 (a) != ARCHIVE_OK
+      || archive_read_support_filter_xz (a) != ARCHIVE_OK
+      || archive_read_support_filter_lzma (a) != ARCHIVE_OK
+      || archive_read_support_filter_zstd (a) != ARCHIVE_OK
+      || archive_read_support_filter_lz4 (a) != ARCHIVE_OK
+      || archive_read_support_filter_compress (a) != ARCHIVE_OK)
+    die ("libarchive lacks a decompressor it was expected to have: %s",
+         archive_why (a));
+  return a;
+}
+
+struct extractor *
+extract_archive (int rootfd, struct source *src, const struct extract_opts *opts,
+                 struct extract_result *result)
+{
+  /* A file-size limit (RLIMIT_FSIZE) must end in one error line and a
+   * cleaned-up staging directory, not in SIGXFSZ killing us mid-write:
+   * ignored, the write fails with EFBIG and die() cleans up. */
+  signal (SIGXFSZ, SIG_IGN);
+
+  struct extractor *x = xcalloc (1, sizeof *x);
+  x->rootfd = rootfd;
+  x->desc = src->description;
+  x->opts = opts;
+  x->result = result;
+  x->fd = src->fd;
+  x->cache = (struct dir_cache) { .path = NULL, .fd = -1 };
+  *result = (struct extract_result) { 0 };
+  sha256_init (&x->hash);
+
+  struct archive *a = new_reader ();
+  if (archive_read_open (a, x, NULL, read_and_hash, NULL) != ARCHIVE_OK)
+    die ("%s: %s", x->desc, archive_why (a));
+
+  unsigned long entries = 0;
+  for (;;)
+    {
+      struct archive_entry *e;
+      int r = archive_read_next_header (a, &e);
+      if (r == ARCHIVE_EOF)
+        break;
+      if (r < ARCHIVE_WARN)
+        die ("%s: %s", x->desc, archive_why (a));
+      extract_entry (x, a, e);
+      entries++;
+    }
+  if (archive_read_close (a) != ARCHIVE_OK)
+    die ("%s: %s", x->desc, archive_why (a));
+  archive_read_free (a);
+  if (entries == 0)
+    die ("%s: the archive is empty", x->desc);
+
+  drain_and_hash (x);
+  sha256_final (&x->hash, result->sha256);
+  if (src->expected_sha256 != NULL && strcmp (src->expected_sha256, result->sha256) != 0)
+    die ("%s: SHA-256 mismatch: expected %s, got %s", x->desc, src->expected_sha256,
+         result->sha256);
+
+  if (result->skipped_special > 0)
+    warn ("%s: skipped %lu device node(s), FIFO(s) or socket(s): they cannot be created "
+          "unprivileged", x->desc, result->skipped_special);
+  return x;
+}
+
+static int
+compare_fixups (const void *pa, const void *pb)
+{
+  const struct dir_fixup *a = pa, *b = pb;
+  if (a->depth != b->depth)
+    return a->depth > b->depth ? -1 : 1;
+  return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static void
+apply_fixup (struct extractor *x, const struct dir_fixup *f)
+{
+  cleanup_fd int fd = -1;
+  if (f->path[0] == '\0')
+    fd = openat (x->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  else
+    {
+      cleanup_free char *copy = NULL;
+      const char *leaf, *bad;
+      cleanup_fd int dfd = open_parent (x->rootfd, &x->cache, f->path, false, &copy, &leaf, &bad);
+      if (dfd >= 0)
+        fd = openat (dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+  if (fd < 0)
+    die_with_error ("%s: cannot reopen directory '%s' to set its mode", x->desc, f->path);
+  if (fchmod (fd, f->mode) < 0)
+    die_with_error ("%s: cannot set the mode of directory '%s'", x->desc, f->path);
+  if (f->has_mtime)
+    {
+      struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, f->mtime };
+      if (futimens (fd, times) < 0)
+        die_with_error ("%s: cannot set the times of directory '%s'", x->desc, f->path);
+    }
+}
+
+void
+extract_finish (struct extractor *x)
+{
+  /* qsort's array must not be NULL, even when empty (an archive without directories). */
+  if (x->n_fixups > 0)
+    qsort (x->fixups, x->n_fixups, sizeof *x->fixups, compare_fixups);
+  for (size_t i = 0; i < x->n_fixups; i++)
+    if (x->fixups[i].path[0] != '\0')
+      apply_fixup (x, &x->fixups[i]);
+}
+
+void
+extract_finish_root (struct extractor *x)
+{
+  /* Sorted deepest first, so the root's entries come last; the last one wins. */
+  const struct dir_fixup *root = NULL;
+  for (size_t i = 0; i < x->n_fixups; i++)
+    if (x->fixups[i].path[0] == '\0')
+      root = &x->fixups[i];
+  if (root != NULL)
+    apply_fixup (x, root);
+  else if (fchmod (x->rootfd, ROOT_DEFAULT_MODE) < 0)
+    die_with_error ("cannot set the mode of the new root");
+  for (size_t i = 0; i < x->n_fixups; i++)
+    free (x->fixups[i].path);
+  free (x->fixups);
+  if (x->cache.fd >= 0)
+    close (x->cache.fd);
+  free (x->cache.path);
+  sha256_free (&x->hash); /* after sha256_final, a no-op; after a die(), the context */
+  free (x);
+}

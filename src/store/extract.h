@@ -1,0 +1,47 @@
+/* Unpacking an untrusted rootfs archive into a private directory. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store/source.h"
+
+struct extract_opts
+{
+  /* Stop with an error once the entries' sizes add up to more than this; 0 means no limit.
+   * (Issue 5 gives it a default and a command-line option.) */
+  uint64_t max_bytes;
+  /* Called with the number of archive bytes read by each read, for a progress bar; NULL for
+   * none. */
+  void (*progress) (uint64_t bytes_read, void *data);
+  void *progress_data;
+};
+
+struct extract_result
+{
+  uint64_t size_bytes;                 /* regular-file bytes unpacked */
+  char sha256[SHA256_HEX_LEN + 1];     /* of every byte read from the source */
+  unsigned long skipped_special;       /* device nodes, FIFOs and sockets not created */
+};
+
+struct extractor;
+
+/* Unpack SRC into the directory ROOTFD (which the caller created private, 0700), checking
+ * its digest against src->expected_sha256 when set. Directory modes and times are not
+ * applied yet, so the caller can still write into the tree: extract_finish does that.
+ * die()s on any refused entry, corrupt input or digest mismatch. */
+struct extractor *extract_archive (int rootfd, struct source *src,
+                                   const struct extract_opts *opts,
+                                   struct extract_result *result);
+/* Apply directory modes and times, deepest first, all but the root's own. */
+void extract_finish (struct extractor *x);
+/* Apply the root directory's mode and time (from the archive's "./" entry, else 0755) and
+ * free the extractor. Call it once the root is in place: moving a directory to another
+ * parent needs write permission on it, and the archive may make the root read-only. */
+void extract_finish_root (struct extractor *x);
+
+/* Turn an archive member name into a path relative to the root: leading '/' stripped (as
+ * bsdtar and GNU tar do; *was_absolute tells), empty and "." components dropped, ".."
+ * refused, components over NAME_MAX and paths that would not fit in PATH_MAX (as "/" plus
+ * the path) refused. "" means the root itself. 0 and *out (caller frees), or -1 and *why. */
+int archive_path_normalize (const char *in, char **out, bool *was_absolute, const char **why);

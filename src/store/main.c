@@ -1,0 +1,127 @@
+/* enter-devroot-store: the half of enter-devroot that links libarchive, libcurl and
+ * libcrypto: create, templates, fetch and cache. enter-devroot execs it with its own argv
+ * (see helper.h); run by hand it does the same commands. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cli.h"
+#include "common/helper.h"
+#include "common/name.h"
+#include "common/options.h"
+#include "common/paths.h"
+#include "common/roots.h"
+#include "common/util.h"
+#include "store/extract.h"
+#include "store/fetch.h"
+#include "store/progress.h"
+#include "store/source.h"
+#include "store/store-create.h"
+
+/* Spare a download that could only end in "already exists"; store_create checks again
+ * under its lock, so this is an early answer, not the decision. */
+static void
+refuse_existing_root (const char *name)
+{
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_free char *root = paths_root (&p, name);
+  store_paths_clear (&p);
+  if (access (root, F_OK) == 0)
+    die ("cannot create '%s': it already exists (%s)", name, root);
+}
+
+/* A root may unpack to at most this many bytes unless --max-size or
+ * ENTER_DEVROOT_MAX_ROOT_SIZE say otherwise: a decompression bomb stops here. */
+#define DEFAULT_MAX_ROOT_SIZE (64ULL * 1024 * 1024 * 1024)
+
+static uint64_t
+max_root_size (const struct cli *cli)
+{
+  if (cli->max_size != 0)
+    return cli->max_size;
+  const char *s = getenv ("ENTER_DEVROOT_MAX_ROOT_SIZE");
+  if (s == NULL || s[0] == '\0')
+    return DEFAULT_MAX_ROOT_SIZE;
+  uint64_t v;
+  if (parse_byte_size (s, &v) < 0 || v == 0)
+    die ("invalid ENTER_DEVROOT_MAX_ROOT_SIZE '%s': expected a byte count such as 512M or 8G", s);
+  return v;
+}
+
+static void
+create (const struct cli *cli)
+{
+  struct source src = { .fd = -1 };
+  struct fetch_opts fo = { .index = cli->index, .cacert = cli->cacert, .quiet = cli->quiet };
+  name_check (cli->name); /* before any download, not after */
+  uint64_t max_size = max_root_size (cli);
+  if (cli->template_name != NULL || (cli->from != NULL && fetch_is_url (cli->from)))
+    refuse_existing_root (cli->name);
+  if (cli->template_name != NULL)
+    source_open_template (&src, cli->template_name, &fo);
+  else if (cli->from != NULL && fetch_is_url (cli->from))
+    source_open_url (&src, cli->from, cli->sha256, cli->no_verify, &fo);
+  else if (cli->from != NULL)
+    source_open_file (&src, cli->from);
+  else
+    source_open_default_template (&src);
+  if (cli->sha256 != NULL && src.expected_sha256 == NULL)
+    {
+      char hex[SHA256_HEX_LEN + 1];
+      if (sha256_hex_normalize (cli->sha256, hex) < 0)
+        die ("create: invalid --sha256 '%s': expected 64 hexadecimal digits", cli->sha256);
+      src.expected_sha256 = xstrdup (hex);
+    }
+  /* Unpacking a large root takes a while: a bar on a terminal, as for downloads. */
+  struct stat st;
+  bool show = !cli->quiet && isatty (STDERR_FILENO) && fstat (src.fd, &st) == 0
+              && S_ISREG (st.st_mode);
+  cleanup_free char *label = xasprintf ("unpacking %s", cli->name);
+  struct progress bar;
+  progress_begin (&bar, show, label, show ? (uint64_t) st.st_size : 0, 0);
+  struct extract_opts xopts = { .max_bytes = max_size, .progress = progress_advance,
+                                .progress_data = &bar };
+  store_create (cli->name, &src, &xopts);
+  progress_end (&bar);
+  source_clear (&src);
+}
+
+int
+main (int argc, char **argv)
+{
+  refuse_if_privileged_exec ();
+  struct cli cli;
+  cli_parse (argc, argv, &cli);
+
+  switch (cli.command)
+    {
+    case CMD_CREATE:
+      create (&cli);
+      break;
+    case CMD_TEMPLATES:
+      {
+        struct fetch_opts fo = { .index = cli.index, .cacert = cli.cacert, .quiet = cli.quiet };
+        fetch_list_templates (&fo, cli.json);
+        break;
+      }
+    case CMD_FETCH:
+      {
+        struct fetch_opts fo = { .index = cli.index, .cacert = cli.cacert, .quiet = cli.quiet };
+        fetch_template (cli.name, &fo);
+        break;
+      }
+    case CMD_CACHE:
+      fetch_cache_command (cli.cache_action, cli.json, cli.quiet);
+      break;
+    default:
+      die ("%s is a helper for create, templates, fetch and cache: run '%s %s'",
+           STORE_HELPER_NAME, PROGRAM_NAME, argc > 1 ? argv[1] : "--help");
+    }
+  cli_clear (&cli);
+  if (fflush (stdout) != 0 || ferror (stdout))
+    die_with_error ("cannot write to standard output");
+  return 0;
+}

@@ -1,0 +1,97 @@
+/* Which template catalogue to use: built-in default < config file < environment < option. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/paths.h"
+#include "common/util.h"
+#include "store/userconfig.h"
+
+#define CONFIG_MAX_BYTES (64 * 1024)
+
+const char *
+config_pick_index (const struct index_sources *s)
+{
+  const char *order[] = { s->option, s->env, s->config_file, s->built_in };
+  for (size_t i = 0; i < N_ELEMENTS (order); i++)
+    if (order[i] != NULL && order[i][0] != '\0')
+      return order[i];
+  return NULL;
+}
+
+static void
+trim_in_place (char **s)
+{
+  while (**s == ' ' || **s == '\t')
+    (*s)++;
+  size_t len = strlen (*s);
+  while (len > 0 && ((*s)[len - 1] == ' ' || (*s)[len - 1] == '\t' || (*s)[len - 1] == '\r'))
+    (*s)[--len] = '\0';
+}
+
+int
+config_parse_index (const char *text, char **index_out, char **error)
+{
+  cleanup_free char *copy = xstrdup (text);
+  cleanup_free char *index = NULL;
+  unsigned line = 0;
+  char *save = NULL;
+  /* strtok_r would skip empty lines and so miscount them: split by hand. */
+  for (char *s = copy; s != NULL; s = save)
+    {
+      char *nl = strchr (s, '\n');
+      save = nl != NULL ? nl + 1 : NULL;
+      if (nl != NULL)
+        *nl = '\0';
+      line++;
+      trim_in_place (&s);
+      if (s[0] == '\0' || s[0] == '#' || s[0] == ';')
+        continue;
+      char *eq = strchr (s, '=');
+      if (eq == NULL)
+        {
+          *error = xasprintf ("line %u: malformed line (expected 'key = value')", line);
+          return -1;
+        }
+      *eq = '\0';
+      char *key = s, *value = eq + 1;
+      trim_in_place (&key);
+      trim_in_place (&value);
+      if (strcmp (key, "index") == 0)
+        {
+          free (index);
+          index = xstrdup (value);
+        }
+    }
+  *index_out = steal_pointer (&index);
+  return 0;
+}
+
+char *
+config_index_url (const char *option)
+{
+  cleanup_free char *dir = paths_xdg_dir ("XDG_CONFIG_HOME", ".config");
+  cleanup_free char *path = xasprintf ("%s/enter-devroot/config", dir);
+  cleanup_free char *from_file = NULL;
+  cleanup_free char *text = load_file_at (AT_FDCWD, path, CONFIG_MAX_BYTES, NULL);
+  if (text == NULL && errno != ENOENT)
+    die_with_error ("cannot read %s", path);
+  if (text != NULL)
+    {
+      cleanup_free char *error = NULL;
+      if (config_parse_index (text, &from_file, &error) < 0)
+        die ("%s: %s", path, error);
+    }
+  struct index_sources s = {
+    .built_in = DEFAULT_INDEX_URL,
+    .config_file = from_file,
+    .env = getenv ("ENTER_DEVROOT_INDEX"),
+    .option = option,
+  };
+  const char *url = config_pick_index (&s);
+  if (url == NULL)
+    die ("no template catalogue configured: pass --index URL, set ENTER_DEVROOT_INDEX, or "
+         "put 'index = URL' in %s", path);
+  return xstrdup (url);
+}
