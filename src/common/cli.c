@@ -29,10 +29,14 @@ struct command_info
   "  --no-landlock     no Landlock domain: processes inside may then open files outside\n" \
   "                    through a passed fd, and signal or connect to your other processes\n" \
   "                    (default: confined to the root where the kernel has Landlock)\n" \
+  "  --no-host-dns     leave the root's /etc/resolv.conf and /etc/hosts as they are\n" \
+  "                    (default: the host's, bound read-only in userns mode, copied in\n" \
+  "                    chroot mode where the root's is missing, empty or our last copy)\n" \
   "\n" \
   "The environment keeps TERM, COLORTERM, LANG, LANGUAGE, LC_* and TZ from yours, and sets\n" \
   "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin, HOME, USER, LOGNAME\n" \
-  "and SHELL from the root's /etc/passwd. Nothing else of yours passes through.\n"
+  "and SHELL from the root's /etc/passwd, ENTER_DEVROOT_NAME and debian_chroot to the\n" \
+  "devroot's name. Nothing else of yours passes through.\n"
 
 static const struct command_info commands[] = {
   { "create", CMD_CREATE, true,
@@ -61,14 +65,14 @@ static const struct command_info commands[] = {
     "is not restored. Your user is added to the root's /etc/passwd and /etc/group (home\n"
     "/home/USER) when the root has those files and no entry for your uid.\n" },
   { "enter", CMD_ENTER, true, "enter NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
-    "                       [--no-landlock]",
+    "                       [--no-landlock] [--no-host-dns]",
     "Start an interactive shell inside devroot NAME: your login shell from the root's\n"
     "/etc/passwd, else /bin/sh, run with -i (not as a login shell) when standard input\n"
     "is a terminal; with commands piped in, the shell just reads them (no prompts).\n"
     "\n" ENTER_OPTIONS_HELP },
   { "run", CMD_RUN, true,
     "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
-    "                       [--no-landlock] -- CMD [ARG...]",
+    "                       [--no-landlock] [--no-host-dns] -- CMD [ARG...]",
     "Run CMD inside devroot NAME, searching PATH inside the root. enter-devroot becomes the\n"
     "command (exec), so its exit status is the command's; a command killed by a signal is\n"
     "seen by the caller as killed by that signal.\n"
@@ -187,6 +191,7 @@ enum option_id
   OPT_NO_VERIFY,
   OPT_MAX_SIZE,
   OPT_NO_LANDLOCK,
+  OPT_NO_HOST_DNS,
 };
 
 struct option_info
@@ -216,6 +221,7 @@ static const struct option_info options[] = {
   { "no-verify", OPT_NO_VERIFY, false, ON (CMD_CREATE) },
   { "max-size", OPT_MAX_SIZE, true, ON (CMD_CREATE) },
   { "no-landlock", OPT_NO_LANDLOCK, false, ENTERING },
+  { "no-host-dns", OPT_NO_HOST_DNS, false, ENTERING },
 };
 
 static void
@@ -263,6 +269,7 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
                      arg);
       break;
     case OPT_NO_LANDLOCK: cli->enter.no_landlock = true; break;
+    case OPT_NO_HOST_DNS: cli->enter.no_host_dns = true; break;
     default:
       break;
     }

@@ -12,6 +12,11 @@
 
 #define META_MAX_SIZE (1024 * 1024)
 
+static const char *const copy_keys[META_N_COPIES] = {
+  [META_COPY_RESOLV_CONF] = "resolv_conf_copy",
+  [META_COPY_HOSTS] = "hosts_copy",
+};
+
 void
 meta_clear (struct meta *m)
 {
@@ -19,6 +24,8 @@ meta_clear (struct meta *m)
   free (m->source);
   free (m->sha256);
   free (m->created);
+  for (size_t i = 0; i < META_N_COPIES; i++)
+    free (m->host_copies[i]);
   *m = (struct meta) { 0 };
 }
 
@@ -113,7 +120,14 @@ meta_append_json (struct strbuf *sb, const struct meta *m, const char *path)
   json_append_string (sb, m->sha256);
   strbuf_append (sb, ", \"created\": ");
   json_append_string (sb, m->created);
-  strbuf_appendf (sb, ", \"size_bytes\": %" PRIu64 "}", m->size_bytes);
+  strbuf_appendf (sb, ", \"size_bytes\": %" PRIu64, m->size_bytes);
+  for (size_t i = 0; i < META_N_COPIES; i++)
+    if (m->host_copies[i] != NULL)
+      {
+        strbuf_appendf (sb, ", \"%s\": ", copy_keys[i]);
+        json_append_string (sb, m->host_copies[i]);
+      }
+  strbuf_append_c (sb, '}');
 }
 
 /* ---- A deliberately small JSON reader: one object whose values are strings, unsigned
@@ -256,6 +270,19 @@ set_string (char **field, char *value)
   *field = value;
 }
 
+/* true when KEY names a host file's copy stamp (VALUE is then owned by M). */
+static bool
+set_copy_stamp (struct meta *m, const char *key, char *value)
+{
+  for (size_t i = 0; i < META_N_COPIES; i++)
+    if (strcmp (key, copy_keys[i]) == 0)
+      {
+        set_string (&m->host_copies[i], value);
+        return true;
+      }
+  return false;
+}
+
 int
 meta_parse_json (const char *text, struct meta *out, const char **error)
 {
@@ -294,7 +321,7 @@ meta_parse_json (const char *text, struct meta *out, const char **error)
             else if (strcmp (key, "source") == 0) set_string (&m.source, value);
             else if (strcmp (key, "sha256") == 0) set_string (&m.sha256, value);
             else if (strcmp (key, "created") == 0) set_string (&m.created, value);
-            else free (value);
+            else if (!set_copy_stamp (&m, key, value)) free (value);
           }
         else if (*c.p >= '0' && *c.p <= '9')
           {

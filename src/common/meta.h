@@ -7,6 +7,14 @@
 
 #include "common/util.h"
 
+/* The host files enter copies into a root in chroot mode (src/enter/hostfiles.c). */
+enum meta_copy
+{
+  META_COPY_RESOLV_CONF,
+  META_COPY_HOSTS,
+  META_N_COPIES,
+};
+
 struct meta
 {
   char *name;
@@ -14,6 +22,9 @@ struct meta
   char *sha256;     /* 64 lowercase hex digits of the bytes read */
   char *created;    /* RFC 3339, UTC */
   uint64_t size_bytes; /* bytes of regular-file data unpacked */
+  /* The copy of the host's file last written into the root ("inode:size:ctime"), so that
+   * the next enter refreshes it only while nobody edited it; NULL when none was made. */
+  char *host_copies[META_N_COPIES];
 };
 
 void meta_clear (struct meta *m);

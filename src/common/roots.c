@@ -203,21 +203,27 @@ store_prepare (const struct store_paths *p)
       die_with_error ("cannot create directory %s", dirs[i]);
 }
 
+int
+lock_name_try (const struct store_paths *p, const char *name)
+{
+  cleanup_free char *path = paths_lock (p, name);
+  cleanup_fd int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0)
+    return -1;
+  return steal_fd (&fd);
+}
+
 /* The fd holding NAME's lock, or -1 when another process holds it. */
 static int
 lock_name (const struct store_paths *p, const char *name)
 {
-  cleanup_free char *path = paths_lock (p, name);
-  cleanup_fd int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    die_with_error ("cannot open lock file %s", path);
-  if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+  int fd = lock_name_try (p, name);
+  if (fd < 0 && errno != EWOULDBLOCK)
     {
-      if (errno == EWOULDBLOCK)
-        return -1;
+      cleanup_free char *path = paths_lock (p, name);
       die_with_error ("cannot lock %s", path);
     }
-  return steal_fd (&fd);
+  return fd;
 }
 
 int

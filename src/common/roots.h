@@ -21,6 +21,9 @@ int rm_rf_at (int dirfd, const char *name);
 /* Shared with store-create.c. */
 /* Create the store's directories (0700); die()s on failure. */
 void store_prepare (const struct store_paths *p);
+/* NAME's lock without waiting: its fd, or -1 with errno (EWOULDBLOCK: another process
+ * holds it). */
+int lock_name_try (const struct store_paths *p, const char *name);
 /* The fd holding NAME's lock; die()s "cannot WHAT 'NAME': another enter-devroot is ..." when
  * another process holds it. */
 int lock_name_or_die (const struct store_paths *p, const char *name, const char *what);

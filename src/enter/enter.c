@@ -12,7 +12,9 @@
  *      a directory outside is open (both rules of the kernel patch);
  *      on EPERM in auto mode, or in userns mode: an identity-mapped user namespace, a
  *      private mount namespace with a tmpfs /dev holding the host's null, zero, full,
- *      random, urandom and tty (mount_dev), then chroot(".") again;
+ *      random, urandom and tty (mount_dev), the host's resolv.conf and hosts bound
+ *      read-only (hostfiles.c; in chroot mode copied in before, where the root's own is
+ *      missing, empty or our last copy), then chroot(".") again;
  *   6. check that getcwd() is "/" and "." is "/" (the runc lesson: never trust the cwd);
  *   7. chdir to --workdir or the home from the root's /etc/passwd;
  *   8. build the environment;
@@ -39,6 +41,7 @@
 #include "enter/confine.h"
 #include "enter/enter.h"
 #include "enter/env.h"
+#include "enter/hostfiles.h"
 #include "enter/userns.h"
 
 #define DEFAULT_SHELL "/bin/sh"
@@ -50,7 +53,7 @@ extern char **environ;
  * devroot's /dev (bwrap --dev does the same): harmless ones only. */
 static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
-static int
+int
 mount_on_fd (const char *source, int fd, const char *type, unsigned long flags,
              const char *data)
 {
@@ -125,7 +128,7 @@ mount_dev (const char *name)
 }
 
 static void
-chroot_via_userns (const char *name, int chroot_errno)
+chroot_via_userns (const char *name, int chroot_errno, const struct enter_opts *opts)
 {
   if (userns_enter_identity () < 0)
     {
@@ -139,13 +142,30 @@ chroot_via_userns (const char *name, int chroot_errno)
            "(%s): see 'enter-devroot doctor'", name, chroot_why, userns_why);
     }
   mount_dev (name);
+  if (!opts->no_host_dns)
+    hostfiles_bind (name);
   if (chroot (".") < 0)
     die_with_error ("cannot enter root '%s': chroot inside a user namespace", name);
 }
 
-static void
-change_root (const char *name, const char *root, enum enter_mode mode)
+/* Whether the plain chroot will be tried and is expected to work, for what must happen
+ * before it (the copies of the host files): in auto mode on a kernel that refuses it, the
+ * root is left as it is, the user namespace binds the host's files instead. */
+static bool
+chroot_likely (enum enter_mode mode)
 {
+  if (mode != ENTER_MODE_AUTO)
+    return mode == ENTER_MODE_CHROOT;
+  cleanup_free char *v = read_first_line (SYSCTL_UNPRIVILEGED_CHROOT);
+  return geteuid () == 0 || (v != NULL && strcmp (v, "1") == 0);
+}
+
+static void
+change_root (const char *name, const char *root, const struct enter_opts *opts)
+{
+  enum enter_mode mode = opts->mode;
+  if (!opts->no_host_dns && chroot_likely (mode))
+    hostfiles_refresh_copies (name, root);
   int rootfd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rootfd < 0)
     die_with_error ("cannot enter root '%s': cannot open %s", name, root);
@@ -155,7 +175,7 @@ change_root (const char *name, const char *root, enum enter_mode mode)
 
   if (mode == ENTER_MODE_USERNS)
     {
-      chroot_via_userns (name, 0);
+      chroot_via_userns (name, 0, opts);
       return;
     }
   if (chroot (".") == 0)
@@ -163,7 +183,7 @@ change_root (const char *name, const char *root, enum enter_mode mode)
   int errsv = errno;
   if (mode == ENTER_MODE_AUTO && errsv == EPERM)
     {
-      chroot_via_userns (name, errsv);
+      chroot_via_userns (name, errsv, opts);
       return;
     }
   cleanup_free char *why = chroot_refused_reason (errsv);
@@ -212,7 +232,7 @@ enter_root (const char *name, const char *root, const struct enter_opts *opts)
     die_with_error ("cannot set no_new_privs");
   if (unshare (CLONE_FS) < 0)
     die_with_error ("cannot unshare the filesystem attributes");
-  change_root (name, root, opts->mode);
+  change_root (name, root, opts);
   verify_inside (name);
 
   struct account acct = { 0 };
@@ -229,7 +249,7 @@ enter_root (const char *name, const char *root, const struct enter_opts *opts)
     die_with_error ("cannot change to working directory '%s' in root '%s'", workdir, name);
 
   const char *shell = acct.shell != NULL && acct.shell[0] == '/' ? acct.shell : DEFAULT_SHELL;
-  struct env_user user = { .home = home, .user = acct.name, .shell = shell };
+  struct env_user user = { .home = home, .user = acct.name, .shell = shell, .devroot = name };
   char **envp = env_build (environ, &opts->env, &user);
 
   /* enter runs the shell interactively, not as a login shell, like chroot(1): the

@@ -7,3 +7,8 @@
  * becomes the command, or exits 125 (setup failed), 126 or 127 (see run's exit status). */
 __attribute__((noreturn)) void enter_root (const char *name, const char *root,
                                            const struct enter_opts *opts);
+
+/* mount(2) onto what FD (an O_PATH fd) names, through /proc/self/fd: the target is the
+ * file that was opened, never a path looked up again. */
+int mount_on_fd (const char *source, int fd, const char *type, unsigned long flags,
+                 const char *data);

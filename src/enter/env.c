@@ -72,6 +72,8 @@ env_build (char *const *caller_env, const struct env_opts *opts, const struct en
       env_vec_set2 (&e, "USER", user->user);
       env_vec_set2 (&e, "LOGNAME", user->user);
       env_vec_set2 (&e, "SHELL", user->shell);
+      env_vec_set2 (&e, "ENTER_DEVROOT_NAME", user->devroot);
+      env_vec_set2 (&e, "debian_chroot", user->devroot);
     }
 
   for (size_t i = 0; opts->assignments != NULL && opts->assignments[i] != NULL; i++)

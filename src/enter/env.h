@@ -11,11 +11,14 @@ struct env_user
   const char *home;
   const char *user;
   const char *shell;
+  const char *devroot; /* the devroot's name: ENTER_DEVROOT_NAME and debian_chroot */
 };
 
 /* Build the environment. By default only the caller's terminal and locale variables (TERM,
  * COLORTERM, LANG, LANGUAGE, LC_*, TZ) pass through: the rest describes the host
  * (LD_PRELOAD, PATH, XDG_* ...) and means nothing, or harm, inside the root. Then PATH is set
- * to DEFAULT_PATH, HOME, USER, LOGNAME and SHELL from USER. With clear_env, only PATH.
+ * to DEFAULT_PATH, HOME, USER, LOGNAME and SHELL from USER, ENTER_DEVROOT_NAME and
+ * debian_chroot (which Debian's bash prompt shows, as under schroot) to the devroot's name.
+ * With clear_env, only PATH.
  * --env assignments are applied last. The result is a NULL-terminated vector (strv_free). */
 char **env_build (char *const *caller_env, const struct env_opts *opts, const struct env_user *user);

@@ -129,6 +129,60 @@ privileged_copy() {
 	assert_status 0
 }
 
+# --- the host's resolv.conf and hosts in chroot mode (src/enter/hostfiles.c) ----------
+# No mounts: a copy, refreshed only while it is missing, empty or our last copy.
+
+need_host_files() {
+	[[ -f /etc/resolv.conf && -f /etc/hosts ]] || skip "the host has no /etc/resolv.conf or /etc/hosts"
+}
+
+@test "hostfiles: chroot mode copies the host's resolv.conf into a root without one and records it" {
+	need_host_files
+	create_default dev
+	rm -f "$(root_of dev)/etc/resolv.conf"
+	edr_run run dev --mode=chroot -- cat /etc/resolv.conf
+	assert_status 0
+	assert_equal "$output" "$(cat /etc/resolv.conf)"
+	grep -q '"resolv_conf_copy": "' "$(store)/meta/dev.json" || fail "no copy recorded: $(cat "$(store)/meta/dev.json")"
+	# The default root's own hosts file is not empty: it is the root's, left alone.
+	edr_run run dev --mode=chroot -- cat /etc/hosts
+	assert_equal "$output" "$(cat "$(root_of dev)/etc/hosts")"
+}
+
+@test "hostfiles: chroot mode fills an empty resolv.conf, and a user-edited one survives the next enter" {
+	need_host_files
+	create_default dev
+	: > "$(root_of dev)/etc/resolv.conf"
+	edr_run run dev --mode=chroot -- cat /etc/resolv.conf
+	assert_equal "$output" "$(cat /etc/resolv.conf)"
+	edr_run run dev --mode=chroot -- sh -c 'echo "nameserver 192.0.2.53" > /etc/resolv.conf'
+	assert_status 0
+	edr_run run dev --mode=chroot -- cat /etc/resolv.conf
+	assert_output "nameserver 192.0.2.53"
+}
+
+@test "hostfiles: chroot mode leaves a symlink alone and never writes through it" {
+	need_host_files
+	create_default dev
+	mkdir -p "$OUT"
+	echo outside > "$OUT/target"
+	rm -f "$(root_of dev)/etc/resolv.conf"
+	ln -s "$OUT/target" "$(root_of dev)/etc/resolv.conf"
+	edr_run run dev --mode=chroot -- true
+	assert_status 0
+	[[ -L $(root_of dev)/etc/resolv.conf ]] || fail "the symlink was replaced"
+	assert_equal "$(cat "$OUT/target")" outside
+}
+
+@test "hostfiles: chroot mode with --no-host-dns writes nothing into the root" {
+	need_host_files
+	create_default dev
+	rm -f "$(root_of dev)/etc/resolv.conf"
+	edr_run run dev --mode=chroot --no-host-dns -- true
+	assert_status 0
+	[[ ! -e $(root_of dev)/etc/resolv.conf ]] || fail "resolv.conf was written"
+}
+
 # --- a second create clones the first one's unpacked copy (src/store/clone.h) ---------
 # Needs a filesystem that clones files by reference: a loop-mounted XFS made here
 # (only if xfs is already in /proc/filesystems: nothing is loaded into the kernel).

@@ -213,3 +213,9 @@ teardown() { edr_teardown; }
 	edr_run run dev -- sh -c 'kill -TERM $$'
 	assert_status 143
 }
+
+@test "run: ENTER_DEVROOT_NAME and debian_chroot name the devroot inside" {
+	edr_run run dev -- sh -c 'echo "$ENTER_DEVROOT_NAME|$debian_chroot"'
+	assert_status 0
+	assert_output "dev|dev"
+}
