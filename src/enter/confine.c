@@ -34,10 +34,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
 #include <linux/landlock.h>
-#include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -47,6 +44,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "enter/bpf.h"
 #include "enter/confine.h"
 
 /* The uapi of Landlock ABI 6 (Linux 6.12), spelled out here: the build host's
@@ -165,29 +163,9 @@ apply_landlock (const char *name, int abi)
 
 /* ---- seccomp: no terminal injection ---- */
 
-#if defined(__x86_64__)
-#define EDR_AUDIT_ARCH AUDIT_ARCH_X86_64
-#define EDR_COMPAT_ARCH AUDIT_ARCH_I386
-#define EDR_COMPAT_NR_IOCTL 54 /* i386's ioctl: a 64-bit process can still int $0x80 */
-#define EDR_X32_SYSCALL_BIT 0x40000000
-#elif defined(__aarch64__)
-#define EDR_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#elif defined(__i386__)
-#define EDR_AUDIT_ARCH AUDIT_ARCH_I386
-#else
-#error "confine.c: add this architecture's AUDIT_ARCH and ioctl number"
+#ifdef EDR_COMPAT_ARCH
+#define EDR_COMPAT_NR_IOCTL 54 /* i386's ioctl */
 #endif
-
-/* The low 32 bits of syscall argument N: the kernel's ioctl takes an unsigned int. */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define ARG_LO(n) (offsetof (struct seccomp_data, args[n]))
-#else
-#define ARG_LO(n) (offsetof (struct seccomp_data, args[n]) + sizeof (uint32_t))
-#endif
-
-#define LOAD(off) BPF_STMT (BPF_LD | BPF_W | BPF_ABS, (off))
-#define JEQ(k, jt, jf) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, (k), (jt), (jf))
-#define RET(v) BPF_STMT (BPF_RET | BPF_K, (v))
 
 static void
 apply_seccomp (const char *name)
