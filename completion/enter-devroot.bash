@@ -46,7 +46,8 @@ _enter_devroot()
 	cache)
 		[[ $cword -eq 2 ]] && { COMPREPLY=($(compgen -W "list clean" -- "$cur")); return; }
 		opts="--json --quiet --help" ;;
-	enter|run) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --help" ;;
+
+	enter|run) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --help" ;;
 	list) opts="--json --help" ;;
 	path|remove|doctor) opts="--help" ;;
 	help) COMPREPLY=($(compgen -W "$subcommands" -- "$cur")); return ;;

@@ -32,6 +32,9 @@ struct command_info
   "  --no-host-dns     leave the root's /etc/resolv.conf and /etc/hosts as they are\n" \
   "                    (default: the host's, bound read-only in userns mode, copied in\n" \
   "                    chroot mode where the root's is missing, empty or our last copy)\n" \
+  "  --root            look like root inside, for package managers: getuid() and friends\n" \
+  "                    report 0, chown, set*id and mknod of devices succeed without\n" \
+  "                    effect; no privilege is gained (files stay yours; see the man page)\n" \
   "\n" \
   "The environment keeps TERM, COLORTERM, LANG, LANGUAGE, LC_* and TZ from yours, and sets\n" \
   "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin, HOME, USER, LOGNAME\n" \
@@ -65,14 +68,15 @@ static const struct command_info commands[] = {
     "is not restored. Your user is added to the root's /etc/passwd and /etc/group (home\n"
     "/home/USER) when the root has those files and no entry for your uid.\n" },
   { "enter", CMD_ENTER, true, "enter NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
-    "                       [--no-landlock] [--no-host-dns]",
+    "                       [--no-landlock] [--no-host-dns] [--root]",
     "Start an interactive shell inside devroot NAME: your login shell from the root's\n"
     "/etc/passwd, else /bin/sh, run with -i (not as a login shell) when standard input\n"
     "is a terminal; with commands piped in, the shell just reads them (no prompts).\n"
     "\n" ENTER_OPTIONS_HELP },
   { "run", CMD_RUN, true,
     "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
-    "                       [--no-landlock] [--no-host-dns] -- CMD [ARG...]",
+    "                       [--no-landlock] [--no-host-dns] [--root]\n"
+    "                       -- CMD [ARG...]",
     "Run CMD inside devroot NAME, searching PATH inside the root. enter-devroot becomes the\n"
     "command (exec), so its exit status is the command's; a command killed by a signal is\n"
     "seen by the caller as killed by that signal.\n"
@@ -192,6 +196,7 @@ enum option_id
   OPT_MAX_SIZE,
   OPT_NO_LANDLOCK,
   OPT_NO_HOST_DNS,
+  OPT_ROOT,
 };
 
 struct option_info
@@ -222,6 +227,7 @@ static const struct option_info options[] = {
   { "max-size", OPT_MAX_SIZE, true, ON (CMD_CREATE) },
   { "no-landlock", OPT_NO_LANDLOCK, false, ENTERING },
   { "no-host-dns", OPT_NO_HOST_DNS, false, ENTERING },
+  { "root", OPT_ROOT, false, ENTERING },
 };
 
 static void
@@ -270,6 +276,7 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
       break;
     case OPT_NO_LANDLOCK: cli->enter.no_landlock = true; break;
     case OPT_NO_HOST_DNS: cli->enter.no_host_dns = true; break;
+    case OPT_ROOT: cli->enter.root = true; break;
     default:
       break;
     }

@@ -23,6 +23,7 @@ struct enter_opts
   const char *workdir;  /* NULL: the user's home inside the root, else "/" */
   bool no_landlock;     /* --no-landlock: no Landlock domain around the devroot */
   bool no_host_dns;     /* --no-host-dns: the root's own resolv.conf and hosts */
+  bool root;            /* --root: ids read 0, chown and set*id succeed (rootemu.c) */
   struct env_opts env;
   char **argv;          /* NULL: the user's shell from the root's /etc/passwd */
 };

@@ -22,7 +22,8 @@
  *      scoping signals, abstract sockets and ptrace (unless --no-landlock; one warning
  *      line where the kernel lacks it), then a seccomp filter against terminal injection
  *      (TIOCSTI, TIOCLINUX). No setsid(): it would cost the interactive shell its
- *      controlling terminal, hence job control and ^C (see confine.c);
+ *      controlling terminal, hence job control and ^C (see confine.c); with --root, a
+ *      second filter that makes the ids read 0 and chown/set*id succeed (rootemu.c);
  *  10. exec, searching PATH inside the root.
  */
 #include <errno.h>
@@ -42,6 +43,7 @@
 #include "enter/enter.h"
 #include "enter/env.h"
 #include "enter/hostfiles.h"
+#include "enter/rootemu.h"
 #include "enter/userns.h"
 
 #define DEFAULT_SHELL "/bin/sh"
@@ -240,7 +242,7 @@ enter_root (const char *name, const char *root, const struct enter_opts *opts)
    * exits from below with the buffer unreachable (a leak to valgrind). acct holds copies. */
   char *passwd = load_file_at (AT_FDCWD, "/etc/passwd", PASSWD_MAX_SIZE, NULL);
   if (passwd != NULL)
-    account_parse_passwd (passwd, getuid (), &acct);
+    account_parse_passwd (passwd, opts->root ? 0 : getuid (), &acct); /* --root: root's */
   free (passwd);
   const char *home = is_directory (acct.home) ? acct.home : "/";
 
@@ -258,5 +260,9 @@ enter_root (const char *name, const char *root, const struct enter_opts *opts)
    * output is theirs alone (no banner, no prompts), as `ssh host < script` behaves. */
   char *shell_argv[] = { xstrdup (shell), isatty (STDIN_FILENO) ? xstrdup ("-i") : NULL, NULL };
   confine_root (name, opts->no_landlock);
+  if (opts->root)
+    rootemu_install (name);
+  else if (opts->argv != NULL)
+    rootemu_hint (name, opts->argv);
   exec_command (opts->argv != NULL ? opts->argv : shell_argv, envp);
 }
