@@ -25,6 +25,8 @@
  *   dotdot PATH              chdir("..") many times from the root, then open PATH
  * Not an attack:
  *   ctty                     "ok" when stdin is our controlling terminal, in our session
+ *   i386-ids                 the ids the i386 entry reports (int $0x80: getuid, getuid32,
+ *                            geteuid32, getgid32), for --root's compat rules
  * Outside helpers (long-running; they exit after one client or 60 s):
  *   listen-abstract NAME     listen on @NAME, print "ready"
  *   sendfd SOCK DIR          listen on the pathname socket SOCK, send an fd of DIR
@@ -388,6 +390,18 @@ main (int argc, char **argv)
           r = -1;
         }
       return result (r);
+    }
+  if (strcmp (what, "i386-ids") == 0)
+    {
+      static const long nrs[] = { 24, 199, 201, 200 }; /* getuid getuid32 geteuid32 getgid32 */
+      for (size_t i = 0; i < sizeof nrs / sizeof nrs[0]; i++)
+        {
+          long r;
+          __asm__ volatile ("int $0x80" : "=a" (r) : "0" (nrs[i]) : "memory");
+          printf ("%s%ld", i > 0 ? " " : "", r);
+        }
+      printf ("\n");
+      return 0;
     }
   if (strcmp (what, "tiocsti-x32") == 0)
     {
