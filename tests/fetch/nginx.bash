@@ -27,7 +27,9 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-nginx_conf() { # HTTP_PORT HTTPS_PORT
+# The start of every configuration, up to inside its http block: one process in the
+# foreground, and everything nginx writes stays in $S/nginx.
+nginx_conf_top() {
 	local n=$S/nginx
 	cat <<EOF
 worker_processes 1;
@@ -42,6 +44,13 @@ http {
 	fastcgi_temp_path $n/tmp/fastcgi;
 	uwsgi_temp_path $n/tmp/uwsgi;
 	scgi_temp_path $n/tmp/scgi;
+EOF
+}
+
+nginx_conf() { # HTTP_PORT HTTPS_PORT
+	local n=$S/nginx
+	cat <<EOF
+$(nginx_conf_top)
 	log_format edr escape=none
 		'\$request status=\$status sent=\$body_bytes_sent range=\$edr_range if-range=\$edr_if_range';
 	# escape=none logs a missing header as nothing; server.py's format says "-".
@@ -83,8 +92,7 @@ EOF
 
 # Start nginx on fresh ports; a port taken between free_port and bind is retried.
 nginx_start() {
-	local n=$S/nginx bin try i
-	bin=$(nginx_bin)
+	local n=$S/nginx try
 	mkdir -p "$n/tmp"
 	nginx_locations > "$n/locations.conf"
 	for try in 1 2 3; do
@@ -92,21 +100,35 @@ nginx_start() {
 		HTTPS_PORT=$(free_port)
 		[[ $HTTP_PORT != "$HTTPS_PORT" ]] || continue
 		nginx_conf "$HTTP_PORT" "$HTTPS_PORT" > "$n/nginx.conf"
-		rm -f "$n/nginx.pid"
-		"$bin" -p "$n" -c "$n/nginx.conf" -e "$n/error.log" > "$n/stdout" 2>&1 3>&- &
-		echo $! > "$n/master.pid"
-		for i in $(seq 100); do
-			kill -0 "$(cat "$n/master.pid")" 2>/dev/null || break
-			if [[ -s $n/nginx.pid ]] && (exec 9<>/dev/tcp/127.0.0.1/"$HTTP_PORT") 2>/dev/null &&
-				(exec 9<>/dev/tcp/127.0.0.1/"$HTTPS_PORT") 2>/dev/null; then
-				return 0
-			fi
-			sleep 0.1
-		done
-		nginx_stop
+		nginx_launch "$HTTP_PORT" "$HTTPS_PORT" && return 0
 	done
+	nginx_failed
+}
+
+# nginx_launch PORT...: start nginx on $S/nginx/nginx.conf and wait until it answers on
+# every PORT of 127.0.0.1; stopped again (status 1) when it does not.
+nginx_launch() {
+	local n=$S/nginx i p up
+	rm -f "$n/nginx.pid"
+	"$(nginx_bin)" -p "$n" -c "$n/nginx.conf" -e "$n/error.log" > "$n/stdout" 2>&1 3>&- &
+	echo $! > "$n/master.pid"
+	for i in $(seq 100); do
+		kill -0 "$(cat "$n/master.pid")" 2>/dev/null || break
+		up=0
+		if [[ -s $n/nginx.pid ]]; then
+			up=1
+			for p; do (exec 9<>/dev/tcp/127.0.0.1/"$p") 2>/dev/null || up=0; done
+		fi
+		[[ $up -eq 0 ]] || return 0
+		sleep 0.1
+	done
+	nginx_stop
+	return 1
+}
+
+nginx_failed() {
 	echo "nginx did not start:" >&2
-	cat "$n/stdout" "$n/error.log" >&2 2>/dev/null
+	cat "$S/nginx/stdout" "$S/nginx/error.log" >&2 2>/dev/null
 	return 1
 }
 

@@ -1,0 +1,93 @@
+#!/usr/bin/env bats
+# A real package manager under --root: apt-get and dpkg in a Debian devroot, as an
+# unprivileged user, installing from a hermetic repository (tests/rootemu/mkrepo) that
+# nginx serves on 127.0.0.1. The same loop runs in the QEMU guest in chroot mode
+# (tests/guest/rootemu.bats).
+
+load common
+
+setup_file() {
+	export S=$BATS_FILE_TMPDIR
+	[[ -n ${EDR_ROOTEMU_MISSING:-} ]] || serve_dir "$EDR_REPO"
+	export SERVE_URL
+}
+
+teardown_file() { nginx_stop; }
+
+setup() {
+	rootemu_setup
+	debian_root deb
+}
+
+teardown() { rootemu_teardown; }
+
+in_deb() { run --separate-stderr "$EDR_BIN" run deb "$@"; }
+
+@test "apt: update, install -y with a dependency, run the program, as an unprivileged user with --root" {
+	in_deb --root -- apt-get update
+	assert_success
+	in_deb --root -- apt-get install -y edr-greet
+	assert_success
+	assert_output --partial "Setting up edr-libgreet1 (1.0)"
+	assert_output --partial "Setting up edr-greet (1.0)"
+	in_deb -- edr-greet
+	assert_success
+	assert_output "hello from a package installed with --root"
+	in_deb -- dpkg -l edr-greet edr-libgreet1
+	assert_line --regexp '^ii  edr-greet +1\.0 '
+	assert_line --regexp '^ii  edr-libgreet1 +1\.0 '
+}
+
+@test "apt: the postinst's useradd, chown, dpkg-statoverride, mknod and ldconfig all ran as uid 0" {
+	in_deb --root -- sh -c 'apt-get update && apt-get install -y edr-greet'
+	assert_success
+	local r=$(root_of deb)
+	[[ $(cat "$r/var/lib/edr-greet/postinst.log") == "edr-greet postinst: ran as uid 0" ]] ||
+		fail "postinst.log: $(cat "$r/var/lib/edr-greet/postinst.log" 2>&1)"
+	grep -q '^edr-greet:x:[0-9]*:[0-9]*::/var/lib/edr-greet:/usr/sbin/nologin$' "$r/etc/passwd" ||
+		fail "useradd did not add edr-greet"
+	in_deb -- dpkg-statoverride --list /var/lib/edr-greet
+	assert_output "edr-greet edr-greet 750 /var/lib/edr-greet"
+	# The mode was applied, the owner was not: every file stays the user's.
+	[[ $(stat -c %a "$r/var/lib/edr-greet") == 750 ]] || fail "mode $(stat -c %a "$r/var/lib/edr-greet")"
+	[[ -z $(find "$r" ! -user "$(id -u)" -print -quit) ]] || fail "a file not owned by the user"
+	[[ ! -e $r/var/lib/edr-greet/null ]] || fail "a device node was created"
+	grep -qa libedrgreet.so.1 "$r/etc/ld.so.cache" || fail "ldconfig did not cache the library"
+}
+
+@test "apt: remove takes the program away, keeps the library, dpkg -l says rc" {
+	in_deb --root -- sh -c 'apt-get update && apt-get install -y edr-greet'
+	assert_success
+	in_deb --root -- apt-get remove -y edr-greet
+	assert_success
+	assert_output --partial "Removing edr-greet (1.0)"
+	in_deb -- dpkg -l edr-greet edr-libgreet1
+	assert_line --regexp '^rc  edr-greet +1\.0 '
+	assert_line --regexp '^ii  edr-libgreet1 +1\.0 '
+	[[ ! -e $(root_of deb)/usr/bin/edr-greet ]] || fail "/usr/bin/edr-greet is still there"
+	in_deb -- dpkg-statoverride --list /var/lib/edr-greet
+	assert_failure # the postrm removed the override
+}
+
+@test "apt: without --root, install fails with dpkg's own error after our hint; nothing installed" {
+	in_deb -- apt-get update
+	assert_success # lists are files the user owns: no root needed
+	in_deb -- apt-get install -y edr-greet
+	[[ $status -eq 100 ]] || fail "expected exit status 100 (apt-get's failure)
+$(last_run)"
+	[[ ${stderr_lines[0]} == "enter-devroot: hint: apt-get changes packages only as root: add --root (enter-devroot run deb --root -- apt-get ...)" ]] ||
+		fail "$(last_run)"
+	[[ $stderr == *"dpkg: error: requested operation requires superuser privilege"* ]] || fail "$(last_run)"
+	[[ ! -e $(root_of deb)/usr/bin/edr-greet ]] || fail "installed anyway"
+}
+
+@test "apt: a postinst that needs a real privilege (mount) fails with dpkg's own error" {
+	in_deb --root -- sh -c 'apt-get update && apt-get install -y edr-mounts'
+	[[ $status -eq 100 ]] || fail "expected exit status 100 (apt-get's failure)
+$(last_run)"
+	assert_output --partial "Setting up edr-mounts (1.0)"
+	[[ $stderr == *"installed edr-mounts package post-installation script subprocess returned error exit status"* ]] ||
+		fail "$(last_run)"
+	in_deb -- dpkg -l edr-mounts
+	assert_line --regexp '^iF  edr-mounts +1\.0 '
+}

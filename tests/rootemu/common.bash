@@ -1,0 +1,71 @@
+# Helpers of the --root package-manager suites. Load with `load common`.
+#
+# tests/rootemu/run exports:
+#   EDR_BIN              the enter-devroot binary under test (enter-devroot-store beside it)
+#   EDR_DEBIAN           a Debian bookworm template tarball (tests/rootemu/debian-root)
+#   EDR_REPO             the flat apt repository of tests/rootemu/mkrepo
+#   EDR_ROOTEMU_MISSING  why there is no Debian root or repository (every test skips)
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+# free_port, nginx_bin, nginx_conf_top, nginx_launch, nginx_failed, nginx_stop.
+source "$BATS_TEST_DIRNAME/../fetch/nginx.bash"
+
+# serve_dir DIR: nginx on 127.0.0.1 and a free port serving DIR; sets SERVE_URL. $S/nginx
+# holds its configuration, logs and pid (nginx_stop stops it by that pid).
+serve_dir() {
+	local n=$S/nginx try port
+	[[ -n $(nginx_bin) ]] || { echo "nginx is not installed (apt-get install nginx)" >&2; return 1; }
+	mkdir -p "$n/tmp"
+	for try in 1 2 3; do
+		port=$(free_port)
+		cat > "$n/nginx.conf" <<CONF
+$(nginx_conf_top)
+	access_log $n/access.log;
+	server {
+		listen 127.0.0.1:$port;
+		root $1;
+	}
+}
+CONF
+		if nginx_launch "$port"; then
+			SERVE_URL=http://127.0.0.1:$port
+			return 0
+		fi
+	done
+	nginx_failed
+}
+
+rootemu_setup() {
+	[[ -z ${EDR_ROOTEMU_MISSING:-} ]] || skip "$EDR_ROOTEMU_MISSING"
+	[[ -x ${EDR_BIN:-} ]] || fail "EDR_BIN is not an executable: run the suites through tests/rootemu/run"
+	T=$BATS_TEST_TMPDIR
+	export HOME=$T/home
+	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
+	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
+	umask 022
+	cd "$T" || return
+}
+
+rootemu_teardown() {
+	chmod -R u+w "$BATS_TEST_TMPDIR" 2>/dev/null || true
+}
+
+edr() { "$EDR_BIN" "$@"; }
+root_of() { echo "$XDG_DATA_HOME/enter-devroot/roots/$1"; }
+
+# debian_root NAME: a devroot NAME from the Debian template whose only apt source is the
+# test repository at $SERVE_URL (a devroot shares the host's network, loopback included).
+debian_root() {
+	edr create "$1" --from "$EDR_DEBIAN" --quiet || fail "cannot create devroot $1"
+	local r
+	r=$(root_of "$1")
+	rm -f "$r/etc/apt/sources.list" "$r"/etc/apt/sources.list.d/*
+	echo "deb [trusted=yes] $SERVE_URL/ ./" > "$r/etc/apt/sources.list.d/edr-test.list"
+}
+
+# Show what the last run printed, for failure messages.
+last_run() {
+	printf 'status: %s\n--- stdout\n%s\n--- stderr\n%s\n' "$status" "$output" "${stderr-}"
+}
