@@ -5,12 +5,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/meta.h"
-#include "common/paths.h"
 #include "common/util.h"
 #include "store/cache.h"
 #include "store/clone.h"
@@ -21,9 +19,9 @@
 #define ORIGIN_MAX_BYTES 8192
 
 void
-cache_init (struct cache *c, const char *cache_home)
+cache_init (struct cache *c, const char *base)
 {
-  c->base = xasprintf ("%s/enter-devroot", cache_home);
+  c->base = xstrdup (base);
   c->sha256 = xasprintf ("%s/sha256", c->base);
   c->origin = xasprintf ("%s/origin", c->base);
   c->partial = xasprintf ("%s/partial", c->base);
@@ -33,8 +31,8 @@ cache_init (struct cache *c, const char *cache_home)
 void
 cache_open (struct cache *c)
 {
-  cleanup_free char *home = paths_xdg_dir ("XDG_CACHE_HOME", ".cache");
-  cache_init (c, home);
+  cleanup_free char *base = config_cache_dir ();
+  cache_init (c, base);
   const char *dirs[] = { c->base, c->sha256, c->origin, c->partial, c->locks };
   for (size_t i = 0; i < N_ELEMENTS (dirs); i++)
     if (mkdir_p (dirs[i], CACHE_DIR_MODE) < 0)
@@ -62,19 +60,36 @@ open_lock (const struct cache *c, const char *key)
   return fd;
 }
 
+/* A write lock on all of FD, owned by the open file description (an OFD lock): an fcntl
+ * lock, so NFS carries it to the server and every client sees it (flock may be local to one
+ * client on cluster filesystems), yet not lost when another fd of this process on the same
+ * file is closed, as a classic POSIX lock would be. The kernel (or, on NFS, the server when
+ * the client's lease expires) drops it when its holder dies: a crashed fetch never leaves a
+ * stale lock behind. -1 with errno EAGAIN when WAIT is false and someone holds it. */
+static int
+lock_whole_file (int fd, bool wait)
+{
+  struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+  int r;
+  while ((r = fcntl (fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &l)) < 0 && errno == EINTR)
+    ;
+  if (r < 0 && errno == EACCES)
+    errno = EAGAIN; /* what some systems answer for a held lock */
+  return r;
+}
+
 int
 cache_lock (const struct cache *c, const char *key, bool quiet)
 {
   int fd = open_lock (c, key);
-  if (flock (fd, LOCK_EX | LOCK_NB) == 0)
+  if (lock_whole_file (fd, false) == 0)
     return fd;
-  if (errno != EWOULDBLOCK)
+  if (errno != EAGAIN)
     die_with_error ("cannot lock %s/%s.lock", c->locks, key);
   if (!quiet)
     fprintf (stderr, "%s: waiting for another process fetching the same file\n", PROGRAM_NAME);
-  while (flock (fd, LOCK_EX) < 0)
-    if (errno != EINTR)
-      die_with_error ("cannot lock %s/%s.lock", c->locks, key);
+  if (lock_whole_file (fd, true) < 0)
+    die_with_error ("cannot lock %s/%s.lock", c->locks, key);
   return fd;
 }
 
@@ -221,7 +236,7 @@ static bool
 clean_partial (const struct cache *c, const char *key)
 {
   cleanup_fd int lockfd = open_lock (c, key);
-  if (flock (lockfd, LOCK_EX | LOCK_NB) < 0)
+  if (lock_whole_file (lockfd, false) < 0)
     return false;
   cleanup_free char *path = xasprintf ("%s/%s", c->partial, key);
   cleanup_free char *validators = xasprintf ("%s/%s.validators", c->partial, key);

@@ -1,4 +1,6 @@
-/* The download cache, content-addressed, under ${XDG_CACHE_HOME:-~/.cache}/enter-devroot:
+/* The download cache, content-addressed, under ${XDG_CACHE_HOME:-~/.cache}/enter-devroot or
+ * the directory the user chose (userconfig.h), which may be shared by the nodes of a cluster
+ * over NFS:
  *
  *   sha256/HEX        verified files, named by their SHA-256; renamed in atomically, never
  *                     written in place, so a name always matches its content
@@ -6,8 +8,11 @@
  *   partial/KEY       a download in progress or interrupted; KEY is the expected digest,
  *                     or "url-" + the SHA-256 of the URL when none is known (--no-verify)
  *   partial/KEY.validators  the URL, ETag and Last-Modified the partial bytes came with
- *   locks/KEY.lock    flock()ed while KEY is fetched: a concurrent fetch of the same file
- *                     waits and then finds it cached (never deleted, like the store's locks)
+ *   locks/KEY.lock    fcntl-locked (an OFD write lock, which NFS carries between clients)
+ *                     while KEY is fetched: a concurrent fetch of the same file, on this
+ *                     machine or another, waits and then finds it cached (never deleted,
+ *                     like the store's locks); a dead holder's lock is dropped by the kernel
+ *                     or the NFS server, so none goes stale
  */
 #pragma once
 
@@ -25,9 +30,9 @@ struct cache
   char *locks;
 };
 
-/* CACHE_HOME/enter-devroot; pure, for the unit tests. */
-void cache_init (struct cache *c, const char *cache_home);
-/* From XDG_CACHE_HOME / HOME, creating the directories (0700); die()s on failure. */
+/* The cache at BASE; pure, for the unit tests. */
+void cache_init (struct cache *c, const char *base);
+/* At config_cache_dir(), creating the directories (0700); die()s on failure. */
 void cache_open (struct cache *c);
 void cache_clear (struct cache *c);
 

@@ -17,7 +17,6 @@
 
 #include "common/meta.h"
 #include "common/name.h"
-#include "common/paths.h"
 #include "common/util.h"
 #include "store/cache.h"
 #include "store/catalog.h"
@@ -219,8 +218,8 @@ static bool
 is_cached (const char *hex)
 {
   struct cache c;
-  cleanup_free char *home = paths_xdg_dir ("XDG_CACHE_HOME", ".cache");
-  cache_init (&c, home);
+  cleanup_free char *base = config_cache_dir ();
+  cache_init (&c, base);
   cleanup_free char *path = xasprintf ("%s/%s", c.sha256, hex);
   cache_clear (&c);
   return access (path, F_OK) == 0;
@@ -294,8 +293,8 @@ fetch_template (const char *name, const struct fetch_opts *o)
   bool downloaded;
   close (open_template (name, o, &url, hex, &downloaded));
   struct cache c;
-  cleanup_free char *home = paths_xdg_dir ("XDG_CACHE_HOME", ".cache");
-  cache_init (&c, home);
+  cleanup_free char *base = config_cache_dir ();
+  cache_init (&c, base);
   if (chatty (o))
     fprintf (stderr, "%s: %s %s (sha256 %s)\n", PROGRAM_NAME, name,
              downloaded ? "downloaded and verified" : "already cached and verified", hex);

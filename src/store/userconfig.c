@@ -1,4 +1,5 @@
-/* Which template catalogue to use: built-in default < config file < environment < option. */
+/* The user's settings: the catalogue (built-in default < config file < environment <
+ * option) and the cache's directory (XDG default < config file < environment). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -31,10 +32,10 @@ trim_in_place (char **s)
 }
 
 int
-config_parse_index (const char *text, char **index_out, char **error)
+config_parse_value (const char *text, const char *wanted, char **value_out, char **error)
 {
   cleanup_free char *copy = xstrdup (text);
-  cleanup_free char *index = NULL;
+  cleanup_free char *found = NULL;
   unsigned line = 0;
   char *save = NULL;
   /* strtok_r would skip empty lines and so miscount them: split by hand. */
@@ -58,31 +59,45 @@ config_parse_index (const char *text, char **index_out, char **error)
       char *key = s, *value = eq + 1;
       trim_in_place (&key);
       trim_in_place (&value);
-      if (strcmp (key, "index") == 0)
+      if (strcmp (key, wanted) == 0)
         {
-          free (index);
-          index = xstrdup (value);
+          free (found);
+          found = xstrdup (value);
         }
     }
-  *index_out = steal_pointer (&index);
+  *value_out = steal_pointer (&found);
   return 0;
 }
 
-char *
-config_index_url (const char *option)
+static char *
+config_file_path (void)
 {
   cleanup_free char *dir = paths_xdg_dir ("XDG_CONFIG_HOME", ".config");
-  cleanup_free char *path = xasprintf ("%s/enter-devroot/config", dir);
-  cleanup_free char *from_file = NULL;
+  return xasprintf ("%s/enter-devroot/config", dir);
+}
+
+/* KEY's value in the config file at PATH, or NULL (no file, or no such line). */
+static char *
+config_file_value (const char *path, const char *key)
+{
+  char *value = NULL;
   cleanup_free char *text = load_file_at (AT_FDCWD, path, CONFIG_MAX_BYTES, NULL);
   if (text == NULL && errno != ENOENT)
     die_with_error ("cannot read %s", path);
   if (text != NULL)
     {
       cleanup_free char *error = NULL;
-      if (config_parse_index (text, &from_file, &error) < 0)
+      if (config_parse_value (text, key, &value, &error) < 0)
         die ("%s: %s", path, error);
     }
+  return value;
+}
+
+char *
+config_index_url (const char *option)
+{
+  cleanup_free char *path = config_file_path ();
+  cleanup_free char *from_file = config_file_value (path, "index");
   struct index_sources s = {
     .built_in = DEFAULT_INDEX_URL,
     .config_file = from_file,
@@ -94,4 +109,27 @@ config_index_url (const char *option)
     die ("no template catalogue configured: pass --index URL, set ENTER_DEVROOT_INDEX, or "
          "put 'index = URL' in %s", path);
   return xstrdup (url);
+}
+
+char *
+config_cache_dir (void)
+{
+  const char *env = getenv ("ENTER_DEVROOT_CACHE");
+  if (env != NULL && env[0] != '\0')
+    {
+      if (env[0] != '/')
+        die ("ENTER_DEVROOT_CACHE '%s': not an absolute path", env);
+      return xstrdup (env);
+    }
+  cleanup_free char *path = config_file_path ();
+  char *dir = config_file_value (path, "cache");
+  if (dir != NULL && dir[0] != '/')
+    {
+      cleanup_free char *bad = dir;
+      die ("%s: cache = %s: not an absolute path", path, bad);
+    }
+  if (dir != NULL)
+    return dir;
+  cleanup_free char *home = paths_xdg_dir ("XDG_CACHE_HOME", ".cache");
+  return xasprintf ("%s/enter-devroot", home);
 }

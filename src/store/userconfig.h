@@ -1,8 +1,17 @@
-/* Which template catalogue to use, from the weakest source to the strongest:
+/* The user's settings, from ${XDG_CONFIG_HOME:-~/.config}/enter-devroot/config and the
+ * environment.
+ *
+ * Which template catalogue to use, from the weakest source to the strongest:
  *   1. the configure-time default (--with-default-index=URL, DEFAULT_INDEX_URL)
- *   2. "index = URL" in ${XDG_CONFIG_HOME:-~/.config}/enter-devroot/config
+ *   2. "index = URL" in the config file
  *   3. $ENTER_DEVROOT_INDEX
- *   4. --index URL */
+ *   4. --index URL
+ *
+ * Where the download cache lives (cache.h), from the weakest to the strongest:
+ *   1. ${XDG_CACHE_HOME:-~/.cache}/enter-devroot
+ *   2. "cache = DIR" in the config file
+ *   3. $ENTER_DEVROOT_CACHE
+ * DIR may be on a shared filesystem (NFS): the cache's locks are fcntl locks. */
 #pragma once
 
 struct index_sources
@@ -17,11 +26,15 @@ struct index_sources
 const char *config_pick_index (const struct index_sources *s);
 
 /* Parse a config file's TEXT: "key = value" lines, '#' and ';' comments, blank lines.
- * Returns the last "index" value (malloc'd) or NULL; unknown keys are ignored. -1 with a
+ * Returns the last value of KEY (malloc'd) or NULL; other keys are ignored. -1 with a
  * malloc'd "line N: why" in *error for a malformed line. */
-int config_parse_index (const char *text, char **index_out, char **error);
+int config_parse_value (const char *text, const char *key, char **value_out, char **error);
 
 /* The catalogue URL for this invocation (OPTION is --index or NULL); die()s with what to
  * do when none is configured, or when the config file is unreadable or malformed. */
 char *config_index_url (const char *option);
 
+
+/* The cache's directory (malloc'd); die()s when the configured one is not an absolute path,
+ * or when the config file is unreadable or malformed. */
+char *config_cache_dir (void);

@@ -255,15 +255,28 @@ static void
 config_file_gives_the_last_index_line (void **state)
 {
   char *index = NULL, *err = NULL;
-  assert_int_equal (config_parse_index ("# c\n\nother = 1\nindex = http://a/\n  index=  https://b/i  \n",
-                                        &index, &err), 0);
+  assert_int_equal (config_parse_value ("# c\n\nother = 1\nindex = http://a/\n  index=  https://b/i  \n",
+                                        "index", &index, &err), 0);
   assert_string_equal (index, "https://b/i");
   free (index);
-  assert_int_equal (config_parse_index ("# nothing\n", &index, &err), 0);
+  assert_int_equal (config_parse_value ("# nothing\n", "index", &index, &err), 0);
   assert_null (index);
-  assert_int_equal (config_parse_index ("\n\nindex\n", &index, &err), -1);
+  assert_int_equal (config_parse_value ("\n\nindex\n", "index", &index, &err), -1);
   assert_string_equal (err, "line 3: malformed line (expected 'key = value')");
   free (err);
+}
+
+static void
+config_file_gives_each_key_its_own_value (void **state)
+{
+  char *value = NULL, *err = NULL;
+  const char *text = "index = http://a/\ncache = /shared/cache\n";
+  assert_int_equal (config_parse_value (text, "cache", &value, &err), 0);
+  assert_string_equal (value, "/shared/cache");
+  free (value);
+  assert_int_equal (config_parse_value (text, "index", &value, &err), 0);
+  assert_string_equal (value, "http://a/");
+  free (value);
 }
 
 int
@@ -290,6 +303,7 @@ main (void)
     cmocka_unit_test (refuses_an_invalid_base_url),
     cmocka_unit_test (index_precedence_is_option_env_file_built_in),
     cmocka_unit_test (config_file_gives_the_last_index_line),
+    cmocka_unit_test (config_file_gives_each_key_its_own_value),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
