@@ -26,6 +26,13 @@ meta_clear (struct meta *m)
   free (m->created);
   for (size_t i = 0; i < META_N_COPIES; i++)
     free (m->host_copies[i]);
+  free (m->image.ref);
+  free (m->image.digest);
+  strv_free (m->image.env);
+  free (m->image.workdir);
+  free (m->image.user);
+  strv_free (m->image.entrypoint);
+  strv_free (m->image.cmd);
   *m = (struct meta) { 0 };
 }
 
@@ -127,11 +134,39 @@ meta_append_json (struct strbuf *sb, const struct meta *m, const char *path)
         strbuf_appendf (sb, ", \"%s\": ", copy_keys[i]);
         json_append_string (sb, m->host_copies[i]);
       }
+  const struct { const char *key; const char *value; } strings[] = {
+    { "image", m->image.ref }, { "image_digest", m->image.digest },
+    { "image_workdir", m->image.workdir }, { "image_user", m->image.user },
+  };
+  for (size_t i = 0; i < N_ELEMENTS (strings); i++)
+    if (strings[i].value != NULL)
+      {
+        strbuf_appendf (sb, ", \"%s\": ", strings[i].key);
+        json_append_string (sb, strings[i].value);
+      }
+  const struct { const char *key; char *const *value; } vectors[] = {
+    { "image_env", m->image.env }, { "image_entrypoint", m->image.entrypoint },
+    { "image_cmd", m->image.cmd },
+  };
+  for (size_t i = 0; i < N_ELEMENTS (vectors); i++)
+    if (vectors[i].value != NULL)
+      {
+        strbuf_appendf (sb, ", \"%s\": [", vectors[i].key);
+        for (size_t k = 0; vectors[i].value[k] != NULL; k++)
+          {
+            if (k > 0)
+              strbuf_append (sb, ", ");
+            json_append_string (sb, vectors[i].value[k]);
+          }
+        strbuf_append_c (sb, ']');
+      }
   strbuf_append_c (sb, '}');
 }
 
 /* ---- A deliberately small JSON reader: one object whose values are strings, unsigned
- * integers, true/false/null. It reads only files this program wrote, but is still strict. */
+ * integers, true/false/null and arrays of strings. It reads only files this program wrote
+ * (the image fields were taken from an untrusted config by enter-devroot-store's JSON
+ * library and written back by meta_append_json), but is still strict. */
 
 struct json_cursor
 {
@@ -283,6 +318,52 @@ set_copy_stamp (struct meta *m, const char *key, char *value)
   return false;
 }
 
+/* An array of strings at the cursor; NULL with c->error on anything else. */
+static char **
+parse_string_array (struct json_cursor *c)
+{
+  c->p++; /* '[' */
+  char **v = xcalloc (1, sizeof (char *));
+  size_t n = 0;
+  skip_ws (c);
+  if (*c->p == ']')
+    {
+      c->p++;
+      return v;
+    }
+  for (;;)
+    {
+      skip_ws (c);
+      char *s = parse_string (c);
+      if (s == NULL)
+        {
+          strv_free (v);
+          return NULL;
+        }
+      v = xrealloc (v, (n + 2) * sizeof (char *));
+      v[n++] = s;
+      v[n] = NULL;
+      skip_ws (c);
+      if (*c->p == ',')
+        {
+          c->p++;
+          continue;
+        }
+      if (*c->p++ == ']')
+        return v;
+      c->error = "expected ',' or ']'";
+      strv_free (v);
+      return NULL;
+    }
+}
+
+static void
+set_strv (char ***field, char **value)
+{
+  strv_free (*field);
+  *field = value;
+}
+
 int
 meta_parse_json (const char *text, struct meta *out, const char **error)
 {
@@ -321,7 +402,21 @@ meta_parse_json (const char *text, struct meta *out, const char **error)
             else if (strcmp (key, "source") == 0) set_string (&m.source, value);
             else if (strcmp (key, "sha256") == 0) set_string (&m.sha256, value);
             else if (strcmp (key, "created") == 0) set_string (&m.created, value);
+            else if (strcmp (key, "image") == 0) set_string (&m.image.ref, value);
+            else if (strcmp (key, "image_digest") == 0) set_string (&m.image.digest, value);
+            else if (strcmp (key, "image_workdir") == 0) set_string (&m.image.workdir, value);
+            else if (strcmp (key, "image_user") == 0) set_string (&m.image.user, value);
             else if (!set_copy_stamp (&m, key, value)) free (value);
+          }
+        else if (*c.p == '[')
+          {
+            char **value = parse_string_array (&c);
+            if (value == NULL)
+              goto fail;
+            if (strcmp (key, "image_env") == 0) set_strv (&m.image.env, value);
+            else if (strcmp (key, "image_entrypoint") == 0) set_strv (&m.image.entrypoint, value);
+            else if (strcmp (key, "image_cmd") == 0) set_strv (&m.image.cmd, value);
+            else strv_free (value);
           }
         else if (*c.p >= '0' && *c.p <= '9')
           {

@@ -15,6 +15,19 @@ enum meta_copy
   META_N_COPIES,
 };
 
+/* What `enter`/`run` take from an OCI image's config (NULL when the root did not come from
+ * one, or the config left the field out). Vectors are NULL-terminated. */
+struct meta_image
+{
+  char *ref;         /* the image reference as given: docker://..., oci:..., docker-archive:... */
+  char *digest;      /* its manifest's digest, "sha256:HEX" */
+  char **env;        /* Env: "K=V" */
+  char *workdir;     /* WorkingDir */
+  char *user;        /* User: recorded, not applied (you stay yourself) */
+  char **entrypoint; /* Entrypoint */
+  char **cmd;        /* Cmd */
+};
+
 struct meta
 {
   char *name;
@@ -25,6 +38,7 @@ struct meta
   /* The copy of the host's file last written into the root ("inode:size:ctime"), so that
    * the next enter refreshes it only while nobody edited it; NULL when none was made. */
   char *host_copies[META_N_COPIES];
+  struct meta_image image;
 };
 
 void meta_clear (struct meta *m);
@@ -39,8 +53,8 @@ void json_append_string (struct strbuf *sb, const char *s);
 /* One JSON object; PATH, when not NULL, is added as "path". */
 void meta_append_json (struct strbuf *sb, const struct meta *m, const char *path);
 
-/* Parse what meta_append_json wrote (any JSON object of strings and integers; unknown
- * keys are ignored). 0 on success, -1 with *error set to a static message. */
+/* Parse what meta_append_json wrote (any JSON object of strings, integers and arrays of
+ * strings; unknown keys are ignored). 0 on success, -1 with *error set to a static message. */
 int meta_parse_json (const char *text, struct meta *out, const char **error);
 
 /* Write atomically (temporary file + rename) / read; die()/-1 on failure. */

@@ -45,6 +45,33 @@ round_trip_keeps_every_field (void **state)
 }
 
 static void
+round_trip_keeps_the_image_config (void **state)
+{
+  char ref[] = "docker://gcc:13", digest[] = "sha256:00", wd[] = "/w \"x\"";
+  char e0[] = "A=1", e1[] = "B=two words", c0[] = "sh", c1[] = "-c", c2[] = "echo \"$A\"\n";
+  char *env[] = { e0, e1, NULL }, *cmd[] = { c0, c1, c2, NULL }, *entry[] = { NULL };
+  struct meta m = { .name = dev, .image = { .ref = ref, .digest = digest, .workdir = wd,
+                                            .env = env, .cmd = cmd, .entrypoint = entry } };
+  char *json = to_json (&m, NULL);
+  struct meta back = { 0 };
+  assert_int_equal (meta_parse_json (json, &back, NULL), 0);
+  assert_string_equal (back.image.ref, ref);
+  assert_string_equal (back.image.digest, digest);
+  assert_string_equal (back.image.workdir, wd);
+  assert_null (back.image.user);
+  assert_int_equal (strv_length (back.image.env), 2);
+  assert_string_equal (back.image.env[1], e1);
+  assert_int_equal (strv_length (back.image.cmd), 3);
+  assert_string_equal (back.image.cmd[2], c2);
+  assert_non_null (back.image.entrypoint); /* [] is kept apart from absent */
+  assert_null (back.image.entrypoint[0]);
+  meta_clear (&back);
+  free (json);
+  assert_int_equal (meta_parse_json ("{\"image_cmd\": [\"a\", 1]}", &back, NULL), -1);
+  assert_int_equal (meta_parse_json ("{\"image_cmd\": [\"a\"}", &back, NULL), -1);
+}
+
+static void
 round_trip_keeps_utf8 (void **state)
 {
   char source[] = "/tmp/d\xc3\xa9j\xc3\xa0/\xf0\x9f\x98\x80";
@@ -143,6 +170,7 @@ main (void)
     cmocka_unit_test (path_is_included_when_given),
     cmocka_unit_test (parser_decodes_unicode_escapes),
     cmocka_unit_test (parser_ignores_unknown_keys),
+    cmocka_unit_test (round_trip_keeps_the_image_config),
     cmocka_unit_test (parser_refuses_malformed_documents),
     cmocka_unit_test (rfc3339_is_utc_with_z),
   };
