@@ -41,15 +41,31 @@ struct command_info
   "and SHELL from the root's /etc/passwd, ENTER_DEVROOT_NAME and debian_chroot to the\n" \
   "devroot's name. Nothing else of yours passes through.\n"
 
+#define IMAGE_HELP \
+  "\n" \
+  "A devroot made from an OCI image (create --from docker://..., oci:..., docker-archive:...)\n" \
+  "starts in the image's WorkingDir unless --workdir is given, and its command gets the\n" \
+  "image's Env under the variables above (none of it with --clear-env). The image's User,\n" \
+  "Volumes and ExposedPorts are ignored: you stay yourself and nothing is mounted.\n"
+
 static const struct command_info commands[] = {
   { "create", CMD_CREATE, true,
-    "create NAME [--from FILE|URL] [--template T] [--sha256 HEX] [--no-verify]\n"
-    "                       [--max-size SIZE] [--index URL] [--cacert FILE] [--quiet]",
+    "create NAME [--from FILE|URL|IMAGE] [--template T] [--sha256 HEX] [--no-verify]\n"
+    "                       [--max-size SIZE] [--index URL] [--cacert FILE] [--quiet]\n"
+    "                       [--platform OS/ARCH] [--insecure-http]",
     "Unpack a root filesystem into a new devroot NAME.\n"
     "\n"
     "  --from FILE       a tar archive (uncompressed, gzip, bzip2, xz, lzma, zstd, lz4)\n"
     "  --from URL        an https://, http:// or file:// tarball, downloaded into the cache;\n"
     "                    needs --sha256, or --no-verify to skip the check (loudly)\n"
+    "  --from IMAGE      an OCI image: docker://[REGISTRY[:PORT]/]REPO[:TAG|@sha256:HEX]\n"
+    "                    (no REGISTRY: Docker Hub), oci:DIR[:TAG] (an OCI image layout) or\n"
+    "                    docker-archive:FILE[:REPO:TAG] (what docker save writes); its\n"
+    "                    layers are applied in order with their whiteouts, and its Env,\n"
+    "                    WorkingDir, Entrypoint and Cmd are kept for enter and run\n"
+    "  --platform P      the image of a multi-platform index to use, OS/ARCH[/VARIANT]\n"
+    "                    (default: linux and this machine's architecture)\n"
+    "  --insecure-http   let docker:// talk plain http to the registry (never by default)\n"
     "  --template T      template T from the catalogue, fetched and verified unless cached\n"
     "  --sha256 HEX      refuse the archive unless its SHA-256 is HEX\n"
     "  --no-verify       accept a --from URL download without --sha256\n"
@@ -72,15 +88,22 @@ static const struct command_info commands[] = {
     "Start an interactive shell inside devroot NAME: your login shell from the root's\n"
     "/etc/passwd, else /bin/sh, run with -i (not as a login shell) when standard input\n"
     "is a terminal; with commands piped in, the shell just reads them (no prompts).\n"
-    "\n" ENTER_OPTIONS_HELP },
+    "A devroot made from an OCI image runs the image's Entrypoint+Cmd instead, when it\n"
+    "has either, as 'docker run IMAGE' would.\n"
+    "\n" ENTER_OPTIONS_HELP IMAGE_HELP },
   { "run", CMD_RUN, true,
     "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
-    "                       [--no-landlock] [--no-host-dns] [--root]\n"
-    "                       -- CMD [ARG...]",
+    "                       [--no-landlock] [--no-host-dns] [--root] [--entrypoint]\n"
+    "                       [-- CMD [ARG...]]",
     "Run CMD inside devroot NAME, searching PATH inside the root. enter-devroot becomes the\n"
     "command (exec), so its exit status is the command's; a command killed by a signal is\n"
     "seen by the caller as killed by that signal.\n"
-    "\n" ENTER_OPTIONS_HELP },
+    "\n"
+    "  --entrypoint      (a devroot made from an OCI image) run the image's Entrypoint with\n"
+    "                    CMD ARG... as its arguments, or with the image's Cmd when no CMD is\n"
+    "                    given, as 'docker run IMAGE [ARG...]' would\n"
+    "Without CMD, a devroot made from an OCI image runs its Entrypoint+Cmd.\n"
+    "\n" ENTER_OPTIONS_HELP IMAGE_HELP },
   { "list", CMD_LIST, false, "list [--json]",
     "List the devroots: name, size, creation time, source.\n"
     "\n"
@@ -111,6 +134,10 @@ static const struct command_info commands[] = {
     "Show or empty the download cache, ${XDG_CACHE_HOME:-~/.cache}/enter-devroot: verified\n"
     "files named by their SHA-256, and partial downloads. 'clean' leaves downloads that\n"
     "another enter-devroot is running alone.\n" },
+  { "images", CMD_IMAGES, false, "images [--json]",
+    "List the devroots made from OCI images: name, manifest digest, image reference.\n"
+    "\n"
+    "  --json            one JSON array of objects with name, image and digest\n" },
   { "help", CMD_HELP, false, "help [SUBCOMMAND]", "Show help for SUBCOMMAND.\n" },
 };
 
@@ -197,6 +224,9 @@ enum option_id
   OPT_NO_LANDLOCK,
   OPT_NO_HOST_DNS,
   OPT_ROOT,
+  OPT_PLATFORM,
+  OPT_INSECURE_HTTP,
+  OPT_ENTRYPOINT,
 };
 
 struct option_info
@@ -215,7 +245,7 @@ static const struct option_info options[] = {
   { "from", OPT_FROM, true, ON (CMD_CREATE) },
   { "template", OPT_TEMPLATE, true, ON (CMD_CREATE) },
   { "sha256", OPT_SHA256, true, ON (CMD_CREATE) },
-  { "json", OPT_JSON, false, ON (CMD_LIST) | ON (CMD_TEMPLATES) | ON (CMD_CACHE) },
+  { "json", OPT_JSON, false, ON (CMD_LIST) | ON (CMD_TEMPLATES) | ON (CMD_CACHE) | ON (CMD_IMAGES) },
   { "workdir", OPT_WORKDIR, true, ENTERING },
   { "env", OPT_ENV, true, ENTERING },
   { "clear-env", OPT_CLEAR_ENV, false, ENTERING },
@@ -228,6 +258,9 @@ static const struct option_info options[] = {
   { "no-landlock", OPT_NO_LANDLOCK, false, ENTERING },
   { "no-host-dns", OPT_NO_HOST_DNS, false, ENTERING },
   { "root", OPT_ROOT, false, ENTERING },
+  { "platform", OPT_PLATFORM, true, ON (CMD_CREATE) },
+  { "insecure-http", OPT_INSECURE_HTTP, false, ON (CMD_CREATE) },
+  { "entrypoint", OPT_ENTRYPOINT, false, ON (CMD_RUN) },
 };
 
 static void
@@ -277,6 +310,9 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
     case OPT_NO_LANDLOCK: cli->enter.no_landlock = true; break;
     case OPT_NO_HOST_DNS: cli->enter.no_host_dns = true; break;
     case OPT_ROOT: cli->enter.root = true; break;
+    case OPT_PLATFORM: cli->platform = arg; break;
+    case OPT_INSECURE_HTTP: cli->insecure_http = true; break;
+    case OPT_ENTRYPOINT: cli->enter.entrypoint = true; break;
     default:
       break;
     }
@@ -328,6 +364,8 @@ check_create (const struct cli *cli)
     usage_error ("create", "--no-verify and --sha256 contradict each other");
   if (cli->no_verify && cli->from == NULL)
     usage_error ("create", "--no-verify only applies to --from URL");
+  if ((cli->platform != NULL || cli->insecure_http) && cli->from == NULL)
+    usage_error ("create", "--platform and --insecure-http only apply to --from IMAGE");
 }
 
 void
@@ -383,9 +421,9 @@ cli_parse (int argc, char **argv, struct cli *cli)
     {
       if (cli->name == NULL && i < argc)
         cli->name = argv[i++];
-      if (i >= argc)
-        usage_error (c->name, "missing command (run NAME -- CMD [ARG...])");
-      cli->enter.argv = argv + i;
+      /* No command: the image's Entrypoint+Cmd, if the devroot has one (main.c checks). */
+      if (i < argc)
+        cli->enter.argv = argv + i;
     }
   else if (i < argc)
     usage_error (c->name, "unexpected argument '%s'", argv[i]);

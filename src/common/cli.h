@@ -18,6 +18,7 @@ enum command
   CMD_TEMPLATES,
   CMD_FETCH,
   CMD_CACHE,
+  CMD_IMAGES,
   CMD_HELP,
   CMD_VERSION,
 };
@@ -34,6 +35,8 @@ struct cli
   const char *cacert;      /* templates, fetch, create --cacert FILE */
   bool quiet;              /* fetch, create, cache --quiet */
   bool no_verify;          /* create --from URL --no-verify */
+  const char *platform;    /* create --from IMAGE --platform OS/ARCH[/VARIANT] */
+  bool insecure_http;      /* create --from docker://... --insecure-http: plain http allowed */
   uint64_t max_size;       /* create --max-size: unpacked bytes allowed; 0 when not given */
   const char *cache_action; /* cache list|clean */
   const char *help_topic;  /* help SUBCOMMAND */

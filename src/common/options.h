@@ -4,6 +4,8 @@
 
 #include <stdbool.h>
 
+#include "common/meta.h"
+
 enum enter_mode
 {
   ENTER_MODE_AUTO,   /* chroot; on EPERM, the user-namespace fallback */
@@ -25,7 +27,10 @@ struct enter_opts
   bool no_host_dns;     /* --no-host-dns: the root's own resolv.conf and hosts */
   bool root;            /* --root: ids read 0, chown and set*id succeed (rootemu.c) */
   struct env_opts env;
-  char **argv;          /* NULL: the user's shell from the root's /etc/passwd */
+  char **argv;          /* NULL: the image's Entrypoint+Cmd, else the user's shell from the
+                         * root's /etc/passwd */
+  bool entrypoint;      /* run --entrypoint: ARGV are arguments to the image's Entrypoint */
+  const struct meta_image *image; /* from an OCI image's config, or NULL */
 };
 
 /* Parse a --mode value; -1 when unknown. */

@@ -16,8 +16,8 @@ paths_xdg_home (const char *value, const char *home, const char *home_subdir)
   return NULL;
 }
 
-char *
-paths_xdg_dir (const char *var, const char *home_subdir)
+const char *
+paths_home (void)
 {
   const char *home = getenv ("HOME");
   if (home == NULL || home[0] != '/')
@@ -25,6 +25,13 @@ paths_xdg_dir (const char *var, const char *home_subdir)
       struct passwd *pw = getpwuid (getuid ());
       home = pw != NULL ? pw->pw_dir : NULL;
     }
+  return home;
+}
+
+char *
+paths_xdg_dir (const char *var, const char *home_subdir)
+{
+  const char *home = paths_home ();
   char *dir = paths_xdg_home (getenv (var), home, home_subdir);
   if (dir == NULL)
     die ("cannot find the %s directory: neither %s nor HOME is an absolute path", home_subdir,

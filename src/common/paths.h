@@ -6,6 +6,9 @@
  * can be used. Pure: the unit tests call it with chosen values. */
 char *paths_xdg_home (const char *value, const char *home, const char *home_subdir);
 
+/* $HOME when it is an absolute path, else the passwd entry's home; NULL when neither. */
+const char *paths_home (void);
+
 /* paths_xdg_home() for the environment variable VAR, with HOME from the environment, else the
  * passwd entry. die()s when neither gives an absolute path. */
 char *paths_xdg_dir (const char *var, const char *home_subdir);

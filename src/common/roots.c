@@ -339,16 +339,15 @@ human_size (uint64_t bytes)
   return u == 0 ? xasprintf ("%" PRIu64 "B", bytes) : xasprintf ("%.1f%c", v, units[u]);
 }
 
-void
-store_list (bool json)
+/* The names of the devroots, sorted. */
+static char **
+root_names (const struct store_paths *p)
 {
-  struct store_paths p;
-  store_paths_from_env (&p);
-  cleanup_strv char **names = xcalloc (1, sizeof (char *));
+  char **names = xcalloc (1, sizeof (char *));
   size_t n = 0;
-  DIR *d = opendir (p.roots);
+  DIR *d = opendir (p->roots);
   if (d == NULL && errno != ENOENT)
-    die_with_error ("cannot read %s", p.roots);
+    die_with_error ("cannot read %s", p->roots);
   for (struct dirent *de; d != NULL && (de = readdir (d)) != NULL;)
     {
       if (!name_is_valid (de->d_name))
@@ -360,6 +359,30 @@ store_list (bool json)
   if (d != NULL)
     closedir (d);
   qsort (names, n, sizeof (char *), compare_strings);
+  return names;
+}
+
+bool
+store_read_meta (const char *name, struct meta *m)
+{
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_free char *meta_path = paths_meta (&p, name);
+  store_paths_clear (&p);
+  *m = (struct meta) { 0 };
+  if (meta_read (meta_path, m) == 0)
+    return true;
+  meta_clear (m);
+  return false;
+}
+
+void
+store_list (bool json)
+{
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_strv char **names = root_names (&p);
+  size_t n = strv_length (names);
 
   struct strbuf out = { 0 };
   if (json)
@@ -369,10 +392,8 @@ store_list (bool json)
   for (size_t i = 0; i < n; i++)
     {
       cleanup_free char *root = paths_root (&p, names[i]);
-      cleanup_free char *meta_path = paths_meta (&p, names[i]);
-      struct meta m = { 0 };
-      if (meta_read (meta_path, &m) < 0)
-        meta_clear (&m); /* listed with empty fields: metadata lost or unreadable */
+      struct meta m;
+      store_read_meta (names[i], &m); /* listed with empty fields: metadata lost or unreadable */
       free (m.name);
       m.name = xstrdup (names[i]);
       if (json)
@@ -394,4 +415,49 @@ store_list (bool json)
   cleanup_free char *text = strbuf_steal (&out);
   fputs (text, stdout);
   store_paths_clear (&p);
+}
+
+void
+store_list_images (bool json)
+{
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_strv char **names = root_names (&p);
+  store_paths_clear (&p);
+
+  struct strbuf out = { 0 };
+  bool first = true;
+  strbuf_append (&out, json ? "[" : "");
+  for (size_t i = 0; names[i] != NULL; i++)
+    {
+      struct meta m;
+      if (!store_read_meta (names[i], &m) || m.image.digest == NULL)
+        {
+          meta_clear (&m);
+          continue;
+        }
+      if (json)
+        {
+          strbuf_append (&out, first ? "\n  {\"name\": " : ",\n  {\"name\": ");
+          json_append_string (&out, names[i]);
+          strbuf_append (&out, ", \"image\": ");
+          json_append_string (&out, m.image.ref);
+          strbuf_append (&out, ", \"digest\": ");
+          json_append_string (&out, m.image.digest);
+          strbuf_append_c (&out, '}');
+        }
+      else
+        {
+          if (first)
+            strbuf_appendf (&out, "%-24s %-71s  %s\n", "NAME", "DIGEST", "IMAGE");
+          strbuf_appendf (&out, "%-24s %-71s  %s\n", names[i], m.image.digest,
+                          m.image.ref != NULL ? m.image.ref : "-");
+        }
+      first = false;
+      meta_clear (&m);
+    }
+  if (json)
+    strbuf_append (&out, first ? "]\n" : "\n]\n");
+  cleanup_free char *text = strbuf_steal (&out);
+  fputs (text, stdout);
 }

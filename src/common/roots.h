@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 
+#include "common/meta.h"
 #include "common/paths.h"
 
 /* Staging directories are NAME followed by this mkdtemp() suffix. */
@@ -11,6 +12,11 @@
 
 void store_remove (const char *name);
 void store_list (bool json);
+/* `images`: the devroots made from OCI images, with their references and manifest digests
+ * (a table, or a JSON array of objects with name, image and digest). */
+void store_list_images (bool json);
+/* NAME's metadata into M; false when it cannot be read (M is then empty). */
+bool store_read_meta (const char *name, struct meta *m);
 /* The path of an existing devroot; die()s "cannot WHAT 'NAME': no such devroot" otherwise. */
 char *store_existing_root (const char *name, const char *what);
 

@@ -16,15 +16,17 @@
  *      read-only (hostfiles.c; in chroot mode copied in before, where the root's own is
  *      missing, empty or our last copy), then chroot(".") again;
  *   6. check that getcwd() is "/" and "." is "/" (the runc lesson: never trust the cwd);
- *   7. chdir to --workdir or the home from the root's /etc/passwd;
- *   8. build the environment;
+ *   7. chdir to --workdir, else an OCI image's WorkingDir, else the home from the root's
+ *      /etc/passwd;
+ *   8. build the environment (an OCI image's Env under ours);
  *   9. confine (confine.c): a Landlock domain limiting the filesystem to the root and
  *      scoping signals, abstract sockets and ptrace (unless --no-landlock; one warning
  *      line where the kernel lacks it), then a seccomp filter against terminal injection
  *      (TIOCSTI, TIOCLINUX). No setsid(): it would cost the interactive shell its
  *      controlling terminal, hence job control and ^C (see confine.c); with --root, a
  *      second filter that makes the ids read 0 and chown/set*id succeed (rootemu.c);
- *  10. exec, searching PATH inside the root.
+ *  10. exec, searching PATH inside the root: the command given, else an OCI image's
+ *      Entrypoint+Cmd (as `docker run IMAGE` would), else the user's shell.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -213,6 +215,23 @@ is_directory (const char *path)
   return path != NULL && path[0] == '/' && stat (path, &st) == 0 && S_ISDIR (st.st_mode);
 }
 
+/* A vector of the image's Entrypoint followed by TAIL (its Cmd, or run --entrypoint's
+ * arguments); NULL when that is empty. The strings are borrowed. */
+static char **
+image_command (const struct meta_image *image, char *const *tail)
+{
+  size_t ne = image != NULL ? strv_length (image->entrypoint) : 0;
+  size_t nt = strv_length (tail);
+  if (ne + nt == 0)
+    return NULL;
+  char **argv = xcalloc (ne + nt + 1, sizeof (char *));
+  for (size_t i = 0; i < ne; i++)
+    argv[i] = image->entrypoint[i];
+  for (size_t i = 0; i < nt; i++)
+    argv[ne + i] = tail[i];
+  return argv;
+}
+
 __attribute__((noreturn)) static void
 exec_command (char **argv, char **envp)
 {
@@ -246,23 +265,33 @@ enter_root (const char *name, const char *root, const struct enter_opts *opts)
   free (passwd);
   const char *home = is_directory (acct.home) ? acct.home : "/";
 
-  const char *workdir = opts->workdir != NULL ? opts->workdir : home;
+  const struct meta_image *image = opts->image;
+  const char *workdir = opts->workdir != NULL ? opts->workdir
+                        : image != NULL && image->workdir != NULL && image->workdir[0] != '\0'
+                        ? image->workdir : home;
   if (chdir (workdir) < 0)
     die_with_error ("cannot change to working directory '%s' in root '%s'", workdir, name);
 
   const char *shell = acct.shell != NULL && acct.shell[0] == '/' ? acct.shell : DEFAULT_SHELL;
   struct env_user user = { .home = home, .user = acct.name, .shell = shell, .devroot = name };
-  char **envp = env_build (environ, &opts->env, &user);
+  char **envp = env_build (environ, &opts->env, image != NULL ? image->env : NULL, &user);
 
   /* enter runs the shell interactively, not as a login shell, like chroot(1): the
    * environment is exactly the one built above, not what profile scripts make of it.
    * With commands piped in rather than a terminal, it is a plain script reader, so its
    * output is theirs alone (no banner, no prompts), as `ssh host < script` behaves. */
   char *shell_argv[] = { xstrdup (shell), isatty (STDIN_FILENO) ? xstrdup ("-i") : NULL, NULL };
+  char **argv = opts->argv;
+  if (argv != NULL && opts->entrypoint)
+    argv = image_command (image, opts->argv);
+  else if (argv == NULL)
+    argv = image_command (image, image != NULL ? image->cmd : NULL);
+  if (argv == NULL)
+    argv = shell_argv;
   confine_root (name, opts->no_landlock);
   if (opts->root)
     rootemu_install (name);
   else if (opts->argv != NULL)
     rootemu_hint (name, opts->argv);
-  exec_command (opts->argv != NULL ? opts->argv : shell_argv, envp);
+  exec_command (argv, envp);
 }

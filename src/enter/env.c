@@ -56,16 +56,23 @@ env_vec_set2 (struct env_vec *e, const char *key, const char *value)
 }
 
 char **
-env_build (char *const *caller_env, const struct env_opts *opts, const struct env_user *user)
+env_build (char *const *caller_env, const struct env_opts *opts, char *const *image_env,
+           const struct env_user *user)
 {
   struct env_vec e = { .v = xcalloc (1, sizeof (char *)), .n = 0 };
+  const char *why;
+
+  env_vec_set2 (&e, "PATH", DEFAULT_PATH);
+  /* The image's own variables (its PATH, LANG, tool versions...), under ours: an entry
+   * that is not K=V was never written by a builder and is skipped. */
+  for (size_t i = 0; !opts->clear_env && image_env != NULL && image_env[i] != NULL; i++)
+    if (env_check_assignment (image_env[i], &why) == 0)
+      env_vec_set (&e, image_env[i]);
 
   if (!opts->clear_env)
     for (size_t i = 0; caller_env != NULL && caller_env[i] != NULL; i++)
       if (strchr (caller_env[i], '=') != NULL && is_passed_through (caller_env[i]))
         env_vec_set (&e, caller_env[i]);
-
-  env_vec_set2 (&e, "PATH", DEFAULT_PATH);
   if (!opts->clear_env && user != NULL)
     {
       env_vec_set2 (&e, "HOME", user->home);
@@ -78,7 +85,6 @@ env_build (char *const *caller_env, const struct env_opts *opts, const struct en
 
   for (size_t i = 0; opts->assignments != NULL && opts->assignments[i] != NULL; i++)
     {
-      const char *why;
       if (env_check_assignment (opts->assignments[i], &why) < 0)
         die ("invalid --env '%s': %s", opts->assignments[i], why);
       env_vec_set (&e, opts->assignments[i]);

@@ -16,9 +16,11 @@ struct env_user
 
 /* Build the environment. By default only the caller's terminal and locale variables (TERM,
  * COLORTERM, LANG, LANGUAGE, LC_*, TZ) pass through: the rest describes the host
- * (LD_PRELOAD, PATH, XDG_* ...) and means nothing, or harm, inside the root. Then PATH is set
- * to DEFAULT_PATH, HOME, USER, LOGNAME and SHELL from USER, ENTER_DEVROOT_NAME and
- * debian_chroot (which Debian's bash prompt shows, as under schroot) to the devroot's name.
- * With clear_env, only PATH.
- * --env assignments are applied last. The result is a NULL-terminated vector (strv_free). */
-char **env_build (char *const *caller_env, const struct env_opts *opts, const struct env_user *user);
+ * (LD_PRELOAD, PATH, XDG_* ...) and means nothing, or harm, inside the root. PATH is set to
+ * DEFAULT_PATH, then an OCI image's Env (IMAGE_ENV, may be NULL) is applied, then the
+ * caller's variables above, HOME, USER, LOGNAME and SHELL from USER, ENTER_DEVROOT_NAME and
+ * debian_chroot (which Debian's bash prompt shows, as under schroot) to the devroot's name
+ * on top. With clear_env, only PATH. --env assignments are applied last. The result is a
+ * NULL-terminated vector (strv_free). */
+char **env_build (char *const *caller_env, const struct env_opts *opts,
+                  char *const *image_env, const struct env_user *user);

@@ -36,7 +36,7 @@ static void
 keeps_terminal_and_locale_variables (void **state)
 {
   struct env_opts o = { 0 };
-  char **env = env_build (caller, &o, &user);
+  char **env = env_build (caller, &o, NULL, &user);
   assert_string_equal (lookup (env, "TERM"), "xterm-256color");
   assert_string_equal (lookup (env, "LANG"), "fr_FR.UTF-8");
   assert_string_equal (lookup (env, "LC_TIME"), "C");
@@ -48,7 +48,7 @@ static void
 drops_host_only_variables (void **state)
 {
   struct env_opts o = { 0 };
-  char **env = env_build (caller, &o, &user);
+  char **env = env_build (caller, &o, NULL, &user);
   assert_null (lookup (env, "LD_PRELOAD"));
   assert_null (lookup (env, "DISPLAY"));
   strv_free (env);
@@ -58,7 +58,7 @@ static void
 sets_path_home_user_and_shell (void **state)
 {
   struct env_opts o = { 0 };
-  char **env = env_build (caller, &o, &user);
+  char **env = env_build (caller, &o, NULL, &user);
   assert_string_equal (lookup (env, "PATH"), DEFAULT_PATH);
   assert_string_equal (lookup (env, "HOME"), "/home/u");
   assert_string_equal (lookup (env, "USER"), "u");
@@ -72,7 +72,7 @@ unknown_user_leaves_user_unset (void **state)
 {
   struct env_opts o = { 0 };
   const struct env_user nobody = { .home = "/", .user = NULL, .shell = "/bin/sh" };
-  char **env = env_build (caller, &o, &nobody);
+  char **env = env_build (caller, &o, NULL, &nobody);
   assert_string_equal (lookup (env, "HOME"), "/");
   assert_null (lookup (env, "USER"));
   strv_free (env);
@@ -84,7 +84,7 @@ env_assignments_override_and_add (void **state)
   char a1[] = "PATH=/opt/bin", a2[] = "FOO=bar=baz", a3[] = "FOO=last", a4[] = "EMPTY=";
   char *assignments[] = { a1, a2, a3, a4, NULL };
   struct env_opts o = { .assignments = assignments };
-  char **env = env_build (caller, &o, &user);
+  char **env = env_build (caller, &o, NULL, &user);
   assert_string_equal (lookup (env, "PATH"), "/opt/bin");
   assert_string_equal (lookup (env, "FOO"), "last");
   assert_string_equal (lookup (env, "EMPTY"), "");
@@ -97,7 +97,7 @@ clear_env_keeps_only_path_and_assignments (void **state)
   char a1[] = "ONLY=this";
   char *assignments[] = { a1, NULL };
   struct env_opts o = { .clear_env = true, .assignments = assignments };
-  char **env = env_build (caller, &o, &user);
+  char **env = env_build (caller, &o, NULL, &user);
   assert_int_equal (strv_length (env), 2);
   assert_string_equal (lookup (env, "PATH"), DEFAULT_PATH);
   assert_string_equal (lookup (env, "ONLY"), "this");
