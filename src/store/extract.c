@@ -21,6 +21,25 @@
  * the same no-symlink walk (a read-only directory cannot block its children, and a
  * directory later replaced by a symlink cannot redirect the fixup: CVE-2021-31566).
  *
+ * OCI image layers (extract_begin + extract_layer, one call per layer, in order) go into the
+ * same directory with the same rules, plus the image-spec's whiteouts (layer.md):
+ *   - ".wh.NAME" removes NAME, file or whole tree, as left by the lower layers; entries of
+ *     the same layer are never hidden (the spec: a whiteout applies to lower layers only),
+ *     whichever comes first in the tar. ".wh..wh..opq" does the same for every lower-layer
+ *     entry of its directory, recursively. Whiteout files never appear in the result.
+ *   - A whiteout is resolved with the same no-symlink walk as every other entry: one whose
+ *     parent path goes through a symlink or a non-directory is refused (the image is
+ *     broken or hostile: umoci CVE-2021-29136 removed files outside the root that way);
+ *     one whose parent does not exist, or that names nothing, removes nothing.
+ *   - ".wh.", ".wh.." and ".wh..." (a whiteout of nothing, of "." or of "..") are refused, as
+ *     is any other ".wh..wh." name (aufs metadata, which no OCI image needs).
+ *   - A later layer may replace a lower layer's directory by a file or symlink (the tree is
+ *     removed first) and a file by a directory.
+ *   - A hardlink may name a file from an earlier layer: everything in the private staging
+ *     directory came from this image, as in one archive.
+ *   - Absolute symlinks are created as they are: they resolve inside the chroot.
+ *   - Each layer's bytes must have the SHA-256 of its descriptor (checked as they stream).
+ *
  * Formats: the tar family only (ustar, pax, GNU, v7): a rootfs is a tarball, and the other
  * format parsers (zip, rar, 7z, iso9660, cpio ...) would only add attack surface. Filters:
  * none, gzip, bzip2, xz/lzma, zstd, lz4 and compress, all in-library (no external helper
@@ -30,6 +49,7 @@
  */
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -41,6 +61,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/roots.h"
 #include "common/util.h"
 #include "store/digest.h"
 #include "store/extract.h"
@@ -52,6 +73,9 @@
 #define IMPLICIT_DIR_MODE 0755     /* parents the archive does not list */
 #define ROOT_DEFAULT_MODE 0755     /* when the archive has no "./" entry */
 #define MODE_KEPT_BITS (07777 & ~(S_ISUID | S_ISGID))
+#define WHITEOUT_PREFIX ".wh."
+#define WHITEOUT_META_PREFIX ".wh..wh."
+#define WHITEOUT_OPAQUE ".wh..wh..opq"
 
 int
 archive_path_normalize (const char *in, char **out, bool *was_absolute, const char **why)
@@ -109,7 +133,74 @@ struct dir_fixup
   bool has_mtime;
   size_t depth;
   size_t seq;
+  bool removed;  /* a later layer removed or replaced it */
 };
+
+/* The paths one layer has created so far: a whiteout hides only what lower layers left. An
+ * open-addressing hash set of strings, cleared between layers. */
+struct path_set
+{
+  char **slots;
+  size_t n, cap;
+};
+
+static size_t
+path_hash (const char *s)
+{
+  size_t h = 14695981039346656037ULL; /* FNV-1a */
+  for (; *s != '\0'; s++)
+    h = (h ^ (unsigned char) *s) * 1099511628211ULL;
+  return h;
+}
+
+static bool
+path_set_has (const struct path_set *set, const char *path)
+{
+  if (set->cap == 0)
+    return false;
+  for (size_t i = path_hash (path) & (set->cap - 1); set->slots[i] != NULL;
+       i = (i + 1) & (set->cap - 1))
+    if (strcmp (set->slots[i], path) == 0)
+      return true;
+  return false;
+}
+
+static void
+path_set_add (struct path_set *set, const char *path)
+{
+  if (path_set_has (set, path))
+    return;
+  if (2 * (set->n + 1) > set->cap)
+    {
+      struct path_set bigger = { .cap = set->cap ? 2 * set->cap : 256 };
+      bigger.slots = xcalloc (bigger.cap, sizeof *bigger.slots);
+      for (size_t i = 0; i < set->cap; i++)
+        if (set->slots[i] != NULL)
+          {
+            size_t j = path_hash (set->slots[i]) & (bigger.cap - 1);
+            while (bigger.slots[j] != NULL)
+              j = (j + 1) & (bigger.cap - 1);
+            bigger.slots[j] = set->slots[i];
+          }
+      bigger.n = set->n;
+      free (set->slots);
+      *set = bigger;
+    }
+  size_t i = path_hash (path) & (set->cap - 1);
+  while (set->slots[i] != NULL)
+    i = (i + 1) & (set->cap - 1);
+  set->slots[i] = xstrdup (path);
+  set->n++;
+}
+
+static void
+path_set_clear (struct path_set *set)
+{
+  for (size_t i = 0; i < set->cap; i++)
+    free (set->slots[i]);
+  free (set->slots);
+  *set = (struct path_set) { 0 };
+}
 
 /* The directory the last walk ended in: most entries share their parent (or a prefix of it)
  * with the entry before, so walks start there instead of at the root. Sound because a
@@ -203,8 +294,11 @@ struct extractor
   struct dir_fixup *fixups;
   size_t n_fixups, cap_fixups;
   bool warned_absolute;
+  bool layer;              /* an OCI layer: whiteouts apply (extract_layer) */
+  struct path_set upper;   /* what the current layer created */
   /* reading */
   int fd;
+  uint64_t remaining;      /* bytes the source may still give */
   struct dir_cache cache;
   struct sha256 hash;
   struct decoder dec;      /* gzip and lz4 are decoded here (they verify what libarchive does not) */
@@ -218,9 +312,12 @@ static ssize_t
 read_raw (struct extractor *x)
 {
   ssize_t n;
+  size_t want = x->remaining < sizeof x->buf ? (size_t) x->remaining : sizeof x->buf;
   do
-    n = read (x->fd, x->buf, sizeof x->buf);
+    n = read (x->fd, x->buf, want);
   while (n < 0 && errno == EINTR);
+  if (n > 0)
+    x->remaining -= (uint64_t) n;
   if (n <= 0)
     return n;
   sha256_update (&x->hash, x->buf, (size_t) n);
@@ -431,10 +528,29 @@ open_parent_or_refuse (struct extractor *x, const char *entry, const char *rel, 
   refuse (x, entry, "cannot open directory '%s': %s", bad, strerror (errno));
 }
 
-/* Make room for a non-directory called LEAF: remove an earlier non-directory of that name
- * (never following it), refuse to replace a directory. */
+/* Remove REL (LEAF in DFD), a file or a whole tree a lower layer left: the walk cache may
+ * hold a directory inside it, and the directory fixups under it no longer apply. */
 static void
-clear_for_non_directory (struct extractor *x, const char *entry, int dfd, const char *leaf)
+remove_lower (struct extractor *x, const char *entry, int dfd, const char *leaf, const char *rel)
+{
+  if (x->cache.fd >= 0)
+    close (x->cache.fd);
+  free (x->cache.path);
+  x->cache = (struct dir_cache) { .path = NULL, .fd = -1 };
+  if (rm_rf_at (dfd, leaf) < 0)
+    refuse (x, entry, "cannot remove '%s': %s", rel, strerror (errno));
+  size_t len = strlen (rel);
+  for (size_t i = 0; i < x->n_fixups; i++)
+    if (strncmp (x->fixups[i].path, rel, len) == 0
+        && (x->fixups[i].path[len] == '\0' || x->fixups[i].path[len] == '/'))
+      x->fixups[i].removed = true;
+}
+
+/* Make room for a non-directory REL called LEAF: remove an earlier non-directory of that
+ * name (never following it); refuse to replace a directory, unless a lower layer left it. */
+static void
+clear_for_non_directory (struct extractor *x, const char *entry, const char *rel, int dfd,
+                         const char *leaf)
 {
   struct stat st;
   if (fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -442,6 +558,11 @@ clear_for_non_directory (struct extractor *x, const char *entry, int dfd, const 
       if (errno == ENOENT)
         return;
       refuse (x, entry, "cannot stat it: %s", strerror (errno));
+    }
+  if (S_ISDIR (st.st_mode) && x->layer && !path_set_has (&x->upper, rel))
+    {
+      remove_lower (x, entry, dfd, leaf, rel);
+      return;
     }
   if (S_ISDIR (st.st_mode))
     refuse (x, entry, "it would replace a directory");
@@ -467,9 +588,7 @@ entry_times (struct archive_entry *e, struct timespec times[2])
     }
 }
 
-/* archive_why: libarchive's reason, which some read paths (a gzip stream cut
- * in its trailer) leave unset: never print "(null)". */
-static const char *
+const char *
 archive_why (struct archive *a)
 {
   const char *s = archive_error_string (a);
@@ -488,9 +607,9 @@ account_bytes (struct extractor *x, const char *entry, uint64_t n)
 
 static void
 extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e,
-                 const char *entry, int dfd, const char *leaf)
+                 const char *entry, const char *rel, int dfd, const char *leaf)
 {
-  clear_for_non_directory (x, entry, dfd, leaf);
+  clear_for_non_directory (x, entry, rel, dfd, leaf);
   cleanup_fd int fd = openat (dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                               0600);
   if (fd < 0)
@@ -539,13 +658,13 @@ extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e
 }
 
 static void
-extract_symlink (struct extractor *x, struct archive_entry *e, const char *entry, int dfd,
-                 const char *leaf)
+extract_symlink (struct extractor *x, struct archive_entry *e, const char *entry,
+                 const char *rel, int dfd, const char *leaf)
 {
   const char *target = archive_entry_symlink (e);
   if (target == NULL || target[0] == '\0')
     refuse (x, entry, "symlink with an empty target");
-  clear_for_non_directory (x, entry, dfd, leaf);
+  clear_for_non_directory (x, entry, rel, dfd, leaf);
   if (symlinkat (target, dfd, leaf) < 0)
     refuse (x, entry, "cannot create symlink: %s", strerror (errno));
   struct timespec times[2];
@@ -577,7 +696,7 @@ extract_hardlink (struct extractor *x, const char *entry, const char *rel, int d
   if (!S_ISREG (st.st_mode))
     refuse (x, entry, "hardlink target '%s' is not a regular file", raw_target);
 
-  clear_for_non_directory (x, entry, dfd, leaf);
+  clear_for_non_directory (x, entry, rel, dfd, leaf);
   if (linkat (tdfd, tleaf, dfd, leaf, 0) < 0)
     refuse (x, entry, "cannot create hardlink: %s", strerror (errno));
 }
@@ -625,6 +744,102 @@ extract_directory (struct extractor *x, struct archive_entry *e, const char *ent
   add_fixup (x, rel, e);
 }
 
+/* Opaque directory DFD (REL): remove every entry no file of the current layer created,
+ * and recurse into the directories it did create, which may hold lower-layer entries. */
+static void
+clear_opaque (struct extractor *x, const char *entry, int dfd, const char *rel)
+{
+  cleanup_fd int scan = dup (dfd);
+  DIR *d = scan >= 0 ? fdopendir (scan) : NULL;
+  if (d == NULL)
+    refuse (x, entry, "cannot read directory '%s': %s", rel, strerror (errno));
+  scan = -1; /* owned by d now */
+  /* The names first: removing while reading a directory may skip entries. */
+  char **names = NULL;
+  size_t n = 0;
+  struct dirent *de;
+  while ((errno = 0, de = readdir (d)) != NULL)
+    if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
+      {
+        names = xrealloc (names, (n + 1) * sizeof *names);
+        names[n++] = xstrdup (de->d_name);
+      }
+  if (errno != 0)
+    refuse (x, entry, "cannot read directory '%s': %s", rel, strerror (errno));
+  closedir (d);
+  for (size_t i = 0; i < n; i++)
+    {
+      cleanup_free char *child = rel[0] != '\0' ? xasprintf ("%s/%s", rel, names[i])
+                                                 : xstrdup (names[i]);
+      if (!path_set_has (&x->upper, child))
+        remove_lower (x, entry, dfd, names[i], child);
+      else
+        {
+          cleanup_fd int sub = openat (dfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW
+                                                      | O_CLOEXEC);
+          if (sub >= 0)
+            clear_opaque (x, entry, sub, child);
+        }
+      free (names[i]);
+    }
+  free (names);
+}
+
+/* A whiteout entry ENTRY (REL, whose last component starts with ".wh."): apply it to what
+ * the lower layers left (see the top of this file for the rules). */
+static void
+apply_whiteout (struct extractor *x, const char *entry, const char *rel)
+{
+  cleanup_free char *copy = NULL;
+  const char *leaf, *bad = NULL;
+  cleanup_fd int dfd = open_parent (x->rootfd, NULL, rel, false, &copy, &leaf, &bad);
+  if (dfd < 0 && errno == ENOENT)
+    return; /* no such directory: nothing to remove */
+  if (dfd < 0 && (errno == ELOOP || errno == ENOTDIR))
+    refuse (x, entry, "whiteout through '%s', which is a symlink or not a directory", bad);
+  if (dfd < 0)
+    refuse (x, entry, "cannot open directory '%s': %s", bad, strerror (errno));
+  size_t parent_len = (size_t) (leaf - copy);
+  cleanup_free char *parent = xasprintf ("%.*s", parent_len > 0 ? (int) parent_len - 1 : 0,
+                                         copy);
+  if (strcmp (leaf, WHITEOUT_OPAQUE) == 0)
+    {
+      clear_opaque (x, entry, dfd, parent);
+      return;
+    }
+  if (str_has_prefix (leaf, WHITEOUT_META_PREFIX))
+    refuse (x, entry, "unsupported whiteout type (aufs metadata)");
+  const char *victim = leaf + strlen (WHITEOUT_PREFIX);
+  if (victim[0] == '\0' || strcmp (victim, ".") == 0 || strcmp (victim, "..") == 0)
+    refuse (x, entry, "whiteout of '%s'", victim[0] == '\0' ? "nothing" : victim);
+  cleanup_free char *target = parent[0] != '\0' ? xasprintf ("%s/%s", parent, victim)
+                                                : xstrdup (victim);
+  struct stat st;
+  if (path_set_has (&x->upper, target) || fstatat (dfd, victim, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return; /* created by this layer (kept), or nothing there */
+  remove_lower (x, entry, dfd, victim, target);
+}
+
+/* Whether REL's last component is a whiteout; refuses one in the middle of the path (a
+ * whiteout is a marker, never a directory holding entries). */
+static bool
+is_whiteout (struct extractor *x, const char *entry, const char *rel)
+{
+  for (const char *p = rel;; p++)
+    {
+      const char *slash = strchr (p, '/');
+      if (!str_has_prefix (p, WHITEOUT_PREFIX))
+        ; /* not this component */
+      else if (slash == NULL)
+        return true;
+      else
+        refuse (x, entry, "a path through a whiteout name");
+      if (slash == NULL)
+        return false;
+      p = slash;
+    }
+}
+
 static void
 extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
 {
@@ -643,6 +858,11 @@ extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
       x->warned_absolute = true;
     }
 
+  if (x->layer && is_whiteout (x, entry, rel))
+    {
+      apply_whiteout (x, entry, rel);
+      return;
+    }
   const char *hardlink = archive_entry_hardlink (e);
   mode_t type = archive_entry_filetype (e);
 
@@ -670,15 +890,28 @@ extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
   if (hardlink != NULL)
     extract_hardlink (x, entry, rel, dfd, leaf, hardlink);
   else if (type == AE_IFREG)
-    extract_regular (x, a, e, entry, dfd, leaf);
+    extract_regular (x, a, e, entry, rel, dfd, leaf);
   else if (type == AE_IFLNK)
-    extract_symlink (x, e, entry, dfd, leaf);
+    extract_symlink (x, e, entry, rel, dfd, leaf);
   else
     extract_directory (x, e, entry, rel, dfd, leaf);
+
+  if (x->layer)
+    {
+      /* Once it is there (it may replace a lower layer's entry), this layer's own; its
+       * parents too: an opaque whiteout must keep a directory this layer wrote into. */
+      for (char *slash = strchr (rel, '/'); slash != NULL; slash = strchr (slash + 1, '/'))
+        {
+          *slash = '\0';
+          path_set_add (&x->upper, rel);
+          *slash = '/';
+        }
+      path_set_add (&x->upper, rel);
+    }
 }
 
-static struct archive *
-new_reader (void)
+struct archive *
+extract_tar_reader (void)
 {
   struct archive *a = archive_read_new ();
   if (a == NULL)
@@ -697,8 +930,7 @@ new_reader (void)
 }
 
 struct extractor *
-extract_archive (int rootfd, struct source *src, const struct extract_opts *opts,
-                 struct extract_result *result)
+extract_begin (int rootfd, const struct extract_opts *opts, struct extract_result *result)
 {
   /* A file-size limit (RLIMIT_FSIZE) must end in one error line and a
    * cleaned-up staging directory, not in SIGXFSZ killing us mid-write:
@@ -707,15 +939,26 @@ extract_archive (int rootfd, struct source *src, const struct extract_opts *opts
 
   struct extractor *x = xcalloc (1, sizeof *x);
   x->rootfd = rootfd;
-  x->desc = src->description;
   x->opts = opts;
   x->result = result;
-  x->fd = src->fd;
+  x->fd = -1;
   x->cache = (struct dir_cache) { .path = NULL, .fd = -1 };
   *result = (struct extract_result) { 0 };
+  return x;
+}
+
+/* Unpack one archive SRC into the extractor's root; its digest goes to HEX. */
+static void
+unpack_one (struct extractor *x, struct source *src, char hex[SHA256_HEX_LEN + 1])
+{
+  x->desc = src->description;
+  x->fd = src->fd;
+  x->remaining = src->length != 0 ? src->length : UINT64_MAX;
+  x->started = false;
+  x->dec = (struct decoder) { .kind = DECODER_NONE };
   sha256_init (&x->hash);
 
-  struct archive *a = new_reader ();
+  struct archive *a = extract_tar_reader ();
   if (archive_read_open (a, x, NULL, read_and_hash, NULL) != ARCHIVE_OK)
     die ("%s: %s", x->desc, archive_why (a));
 
@@ -734,19 +977,46 @@ extract_archive (int rootfd, struct source *src, const struct extract_opts *opts
   if (archive_read_close (a) != ARCHIVE_OK)
     die ("%s: %s", x->desc, archive_why (a));
   archive_read_free (a);
-  if (entries == 0)
+  /* An image layer may be empty (a tar of nothing but its end blocks); a root may not. */
+  if (entries == 0 && !x->layer)
     die ("%s: the archive is empty", x->desc);
 
   drain_and_hash (x);
-  sha256_final (&x->hash, result->sha256);
-  if (src->expected_sha256 != NULL && strcmp (src->expected_sha256, result->sha256) != 0)
-    die ("%s: SHA-256 mismatch: expected %s, got %s", x->desc, src->expected_sha256,
-         result->sha256);
+  sha256_final (&x->hash, hex);
+  if (src->expected_sha256 != NULL && strcmp (src->expected_sha256, hex) != 0)
+    die ("%s: SHA-256 mismatch: expected %s, got %s", x->desc, src->expected_sha256, hex);
+}
 
-  if (result->skipped_special > 0)
+static void
+warn_skipped (struct extractor *x, unsigned long n)
+{
+  if (n > 0)
     warn ("%s: skipped %lu device node(s), FIFO(s) or socket(s): they cannot be created "
-          "unprivileged", x->desc, result->skipped_special);
+          "unprivileged", x->desc, n);
+}
+
+struct extractor *
+extract_archive (int rootfd, struct source *src, const struct extract_opts *opts,
+                 struct extract_result *result)
+{
+  struct extractor *x = extract_begin (rootfd, opts, result);
+  unpack_one (x, src, result->sha256);
+  warn_skipped (x, result->skipped_special);
   return x;
+}
+
+void
+extract_layer (struct extractor *x, struct source *src)
+{
+  if (src->expected_sha256 == NULL)
+    die ("%s: an image layer needs its digest", src->description);
+  x->layer = true;
+  path_set_clear (&x->upper);
+  unsigned long skipped_before = x->result->skipped_special;
+  char hex[SHA256_HEX_LEN + 1];
+  unpack_one (x, src, hex);
+  path_set_clear (&x->upper);
+  warn_skipped (x, x->result->skipped_special - skipped_before);
 }
 
 static int
@@ -791,7 +1061,7 @@ extract_finish (struct extractor *x)
   if (x->n_fixups > 0)
     qsort (x->fixups, x->n_fixups, sizeof *x->fixups, compare_fixups);
   for (size_t i = 0; i < x->n_fixups; i++)
-    if (x->fixups[i].path[0] != '\0')
+    if (x->fixups[i].path[0] != '\0' && !x->fixups[i].removed)
       apply_fixup (x, &x->fixups[i]);
 }
 
@@ -814,5 +1084,6 @@ extract_finish_root (struct extractor *x)
     close (x->cache.fd);
   free (x->cache.path);
   sha256_free (&x->hash); /* after sha256_final, a no-op; after a die(), the context */
+  path_set_clear (&x->upper);
   free (x);
 }

@@ -25,6 +25,14 @@ struct extract_result
 };
 
 struct extractor;
+struct archive;
+
+/* A libarchive reader for the tar family with every in-library decompressor this tool
+ * accepts (never an external program); die()s when one is missing. */
+struct archive *extract_tar_reader (void);
+/* libarchive's reason for A's last error, which some read paths (a gzip stream cut in its
+ * trailer) leave unset: never "(null)". */
+const char *archive_why (struct archive *a);
 
 /* Unpack SRC into the directory ROOTFD (which the caller created private, 0700), checking
  * its digest against src->expected_sha256 when set. Directory modes and times are not
@@ -33,6 +41,12 @@ struct extractor;
 struct extractor *extract_archive (int rootfd, struct source *src,
                                    const struct extract_opts *opts,
                                    struct extract_result *result);
+/* OCI image layers: an extractor for ROOTFD with nothing unpacked yet, then each layer in
+ * order (src->expected_sha256 is required: the blob's digest), with the whiteout rules at
+ * the top of extract.c. result->sha256 is left empty: an image is named by its manifest. */
+struct extractor *extract_begin (int rootfd, const struct extract_opts *opts,
+                                 struct extract_result *result);
+void extract_layer (struct extractor *x, struct source *src);
 /* Apply directory modes and times, deepest first, all but the root's own. */
 void extract_finish (struct extractor *x);
 /* Apply the root directory's mode and time (from the archive's "./" entry, else 0755) and

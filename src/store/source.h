@@ -3,6 +3,8 @@
  * openers for URLs and catalogue templates that return the same thing. */
 #pragma once
 
+#include <stdint.h>
+
 #define SHA256_HEX_LEN 64
 
 struct source
@@ -11,6 +13,8 @@ struct source
   char *description;     /* for messages: the path as given (later: URL, template name) */
   char *origin;          /* for the metadata: the absolute path (later: URL, template) */
   char *expected_sha256; /* 64 lowercase hex digits, or NULL */
+  uint64_t length;       /* read only this many bytes from fd's offset (a member of a docker
+                          * save archive); 0: to the end */
 };
 
 /* Open a local file; die()s naming it when it cannot be read or is a directory. */

@@ -69,32 +69,78 @@ archive_digest (struct source *src, char hex[SHA256_HEX_LEN + 1])
   return src->expected_sha256 == NULL || strcmp (src->expected_sha256, hex) == 0;
 }
 
+/* A create under way: NAME's lock held, its private staging directory open. */
+struct creation
+{
+  struct store_paths p;
+  const char *name;
+  int lockfd;
+  char *root;
+  char *staging;
+  char *meta_path;
+  int rootfd;
+};
+
+static void
+creation_begin (struct creation *c, const char *name)
+{
+  *c = (struct creation) { .name = name, .lockfd = -1, .rootfd = -1 };
+  name_check (name);
+  store_paths_from_env (&c->p);
+  store_prepare (&c->p);
+
+  c->lockfd = lock_name_or_die (&c->p, name, "create");
+  clean_stale_staging (&c->p, name);
+
+  c->root = paths_root (&c->p, name);
+  struct stat st;
+  if (lstat (c->root, &st) == 0)
+    die ("cannot create '%s': it already exists (%s)", name, c->root);
+
+  c->staging = xasprintf ("%s/%s" STAGING_SUFFIX, c->p.staging, name);
+  if (mkdtemp (c->staging) == NULL)
+    die_with_error ("cannot create staging directory in %s", c->p.staging);
+  cleanup_staging = c->staging;
+  set_die_cleanup (create_cleanup);
+
+  c->rootfd = open (c->staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (c->rootfd < 0)
+    die_with_error ("cannot open %s", c->staging);
+}
+
+/* Write M as NAME's metadata and move the staging directory into place. */
+static void
+creation_commit (struct creation *c, const struct meta *m)
+{
+  c->meta_path = paths_meta (&c->p, c->name);
+  cleanup_meta = c->meta_path;
+  meta_write (c->meta_path, m);
+  if (rename_noreplace (c->staging, c->root) < 0)
+    {
+      if (errno == EEXIST || errno == ENOTEMPTY)
+        die ("cannot create '%s': it already exists (%s)", c->name, c->root);
+      die_with_error ("cannot move %s into place as %s", c->staging, c->root);
+    }
+  set_die_cleanup (NULL);
+  cleanup_staging = cleanup_meta = NULL;
+}
+
+static void
+creation_end (struct creation *c)
+{
+  close (c->rootfd);
+  close (c->lockfd); /* releases the lock */
+  free (c->root);
+  free (c->staging);
+  free (c->meta_path);
+  store_paths_clear (&c->p);
+}
+
 void
 store_create (const char *name, struct source *src, const struct extract_opts *xopts)
 {
-  struct store_paths p;
-  name_check (name);
-  store_paths_from_env (&p);
-  store_prepare (&p);
-
-  /* Held until we return; never read. */
-  cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (&p, name, "create");
-  clean_stale_staging (&p, name);
-
-  cleanup_free char *root = paths_root (&p, name);
-  struct stat st;
-  if (lstat (root, &st) == 0)
-    die ("cannot create '%s': it already exists (%s)", name, root);
-
-  cleanup_free char *staging = xasprintf ("%s/%s" STAGING_SUFFIX, p.staging, name);
-  if (mkdtemp (staging) == NULL)
-    die_with_error ("cannot create staging directory in %s", p.staging);
-  cleanup_staging = staging;
-  set_die_cleanup (create_cleanup);
-
-  cleanup_fd int rootfd = open (staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (rootfd < 0)
-    die_with_error ("cannot open %s", staging);
+  struct creation c;
+  creation_begin (&c, name);
 
   /* A second create from the same archive clones the copy the first one kept, where the
    * filesystem clones by reference (clone.h); otherwise, or if that fails, unpack. */
@@ -103,16 +149,15 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   struct stat copy_root;
   char hex[SHA256_HEX_LEN + 1];
   bool cloned = archive_digest (src, hex)
-                && unpacked_clone_into (hex, rootfd, &res.size_bytes, &copy_root);
+                && unpacked_clone_into (hex, c.rootfd, &res.size_bytes, &copy_root);
   if (cloned)
     memcpy (res.sha256, hex, sizeof hex);
   else
-    x = extract_archive (rootfd, src, xopts, &res);
-  account_ensure_user (rootfd);
+    x = extract_archive (c.rootfd, src, xopts, &res);
+  account_ensure_user (c.rootfd);
   if (x != NULL)
     extract_finish (x);
 
-  cleanup_free char *meta_path = paths_meta (&p, name);
   struct meta m = {
     .name = xstrdup (name),
     .source = xstrdup (src->origin),
@@ -120,29 +165,47 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
     .created = format_rfc3339_utc (time (NULL)),
     .size_bytes = res.size_bytes,
   };
-  cleanup_meta = meta_path;
-  meta_write (meta_path, &m);
+  creation_commit (&c, &m);
   meta_clear (&m);
-
-  if (rename_noreplace (staging, root) < 0)
-    {
-      if (errno == EEXIST || errno == ENOTEMPTY)
-        die ("cannot create '%s': it already exists (%s)", name, root);
-      die_with_error ("cannot move %s into place as %s", staging, root);
-    }
-  set_die_cleanup (NULL);
-  cleanup_staging = cleanup_meta = NULL;
   if (x != NULL)
     {
       extract_finish_root (x);
-      unpacked_keep (res.sha256, root, src->origin, res.size_bytes);
+      unpacked_keep (res.sha256, c.root, src->origin, res.size_bytes);
     }
   else
     {
       struct timespec t[2] = { copy_root.st_atim, copy_root.st_mtim };
-      if (fchmod (rootfd, copy_root.st_mode & 01777) < 0 || futimens (rootfd, t) < 0)
-        die_with_error ("cannot set the mode and times of %s", root);
+      if (fchmod (c.rootfd, copy_root.st_mode & 01777) < 0 || futimens (c.rootfd, t) < 0)
+        die_with_error ("cannot set the mode and times of %s", c.root);
     }
-  store_paths_clear (&p);
+  creation_end (&c);
 }
 
+void
+store_create_layered (const char *name, const char *origin, const char *sha256,
+                      const struct meta_image *image,
+                      void (*unpack) (struct extractor *x, int rootfd, void *data), void *data,
+                      const struct extract_opts *xopts)
+{
+  struct creation c;
+  creation_begin (&c, name);
+  struct extract_result res = { 0 };
+  struct extractor *x = extract_begin (c.rootfd, xopts, &res);
+  unpack (x, c.rootfd, data);
+  account_ensure_user (c.rootfd);
+  extract_finish (x);
+
+  struct meta m = {
+    .name = xstrdup (name),
+    .source = xstrdup (origin),
+    .sha256 = xstrdup (sha256),
+    .created = format_rfc3339_utc (time (NULL)),
+    .size_bytes = res.size_bytes,
+    .image = *image, /* borrowed: not cleared below */
+  };
+  creation_commit (&c, &m);
+  m.image = (struct meta_image) { 0 };
+  meta_clear (&m);
+  extract_finish_root (x);
+  creation_end (&c);
+}
