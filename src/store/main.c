@@ -16,6 +16,8 @@
 #include "common/util.h"
 #include "store/extract.h"
 #include "store/fetch.h"
+#include "store/oci.h"
+#include "store/oci-ref.h"
 #include "store/progress.h"
 #include "store/source.h"
 #include "store/store-create.h"
@@ -58,6 +60,21 @@ create (const struct cli *cli)
   struct fetch_opts fo = { .index = cli->index, .cacert = cli->cacert, .quiet = cli->quiet };
   name_check (cli->name); /* before any download, not after */
   uint64_t max_size = max_root_size (cli);
+  if (cli->from != NULL && oci_ref_is_image (cli->from))
+    {
+      if (cli->sha256 != NULL || cli->no_verify)
+        die ("create: --sha256 and --no-verify do not apply to an image: its manifest names "
+             "the digest of every blob (pin one with docker://REPO@sha256:HEX)");
+      refuse_existing_root (cli->name);
+      struct oci_opts oo = { .platform = cli->platform, .cacert = cli->cacert,
+                             .insecure_http = cli->insecure_http, .quiet = cli->quiet };
+      struct extract_opts xopts = { .max_bytes = max_size };
+      oci_create (cli->name, cli->from, &oo, &xopts);
+      return;
+    }
+  if (cli->platform != NULL || cli->insecure_http)
+    die ("create: --platform and --insecure-http only apply to --from IMAGE "
+         "(docker://, oci:, docker-archive:)");
   if (cli->template_name != NULL || (cli->from != NULL && fetch_is_url (cli->from)))
     refuse_existing_root (cli->name);
   if (cli->template_name != NULL)

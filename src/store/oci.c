@@ -1,0 +1,443 @@
+/* OCI images as devroots (oci.h): resolving a reference to a manifest, and the two local
+ * sources, an OCI image layout (oci:DIR) and a docker save archive (docker-archive:FILE).
+ * The registry is in registry.c.
+ *
+ * Everything read here is untrusted and checked before use: documents are capped at
+ * OCI_DOCUMENT_MAX and must match their descriptor's size and digest before they are
+ * parsed; layers are verified by the extractor as they stream (a layer of a docker save
+ * archive against the config's diff_ids, the only digests such an archive has). */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "store/digest.h"
+#include "store/oci-source.h"
+#include "store/store-create.h"
+
+#define DIGEST_PREFIX "sha256:"
+#define LAYOUT_INDEX "index.json"
+#define LAYOUT_MARKER "oci-layout"
+#define ARCHIVE_MANIFEST "manifest.json"
+#define ARCHIVE_BLOCK (64 * 1024)
+#define MAX_INDEX_DEPTH 2 /* an index may name an index (a layout naming a multi-arch image) */
+
+/* The hex part of a valid "sha256:HEX". */
+static const char *
+digest_hex (const char *digest)
+{
+  return digest + strlen (DIGEST_PREFIX);
+}
+
+char *
+oci_digest_of (const void *data, size_t len)
+{
+  struct sha256 h;
+  char hex[SHA256_HEX_LEN + 1];
+  sha256_init (&h);
+  sha256_update (&h, data, len);
+  sha256_final (&h, hex);
+  return xasprintf (DIGEST_PREFIX "%s", hex);
+}
+
+void
+oci_check_digest (const char *what, const char *digest, const void *data, size_t len)
+{
+  cleanup_free char *got = oci_digest_of (data, len);
+  if (strcmp (got, digest) != 0)
+    die ("%s: digest mismatch: expected %s, got %s", what, digest, got);
+}
+
+char *
+oci_read_document_fd (int fd, const struct oci_descriptor *d, const char *what, size_t *len)
+{
+  if (d->size > OCI_DOCUMENT_MAX)
+    die ("%s: %s is %llu bytes, over the limit of %d for a manifest or config", what,
+         d->digest, (unsigned long long) d->size, OCI_DOCUMENT_MAX);
+  char *text = read_fd_all (fd, OCI_DOCUMENT_MAX + 1, len);
+  if (text == NULL && errno == EFBIG)
+    die ("%s: %s is over the limit of %d bytes for a manifest or config", what, d->digest,
+         OCI_DOCUMENT_MAX);
+  if (text == NULL)
+    die_with_error ("%s: cannot read %s", what, d->digest);
+  if (*len != d->size)
+    {
+      free (text);
+      die ("%s: %s is %zu bytes, its descriptor says %llu", what, d->digest, *len,
+           (unsigned long long) d->size);
+    }
+  oci_check_digest (what, d->digest, text, *len);
+  return text;
+}
+
+/* ---- Walking from the first document to the image's manifest. */
+
+/* TEXT (LEN bytes, digest DIGEST, media type MT) is an index or a manifest: follow indexes
+ * to the manifest for PLATFORM. Returns the manifest's text and sets *DIGEST to its digest
+ * (TEXT and *DIGEST are consumed). */
+static char *
+resolve_manifest (struct image_source *s, char *text, size_t *len, char **digest,
+                  const char *mt, const struct oci_platform *platform)
+{
+  cleanup_free char *media_type = mt != NULL ? xstrdup (mt) : NULL;
+  for (int depth = 0;; depth++)
+    {
+      cleanup_free char *what = xasprintf ("%s: %s", s->what, *digest);
+      if (oci_document_kind (text, *len, media_type, what) == OCI_DOC_MANIFEST)
+        return text;
+      if (depth == MAX_INDEX_DEPTH)
+        die ("%s: indexes nested deeper than %d", what, MAX_INDEX_DEPTH);
+      struct oci_descriptor d;
+      oci_index_select (text, *len, what, NULL, platform, &d);
+      free (text);
+      text = s->read_manifest (s, &d, len);
+      free (*digest);
+      *digest = steal_pointer (&d.digest);
+      free (media_type);
+      media_type = steal_pointer (&d.media_type);
+      oci_descriptor_clear (&d);
+    }
+}
+
+struct apply
+{
+  struct image_source *s;
+  const struct oci_manifest *m;
+  const char *workdir;
+};
+
+/* The image's WorkingDir must exist, as docker and podman make it: each missing component
+ * is created, resolved with RESOLVE_IN_ROOT so a symlink on the way (an image's /usr/src ->
+ * ../src, or an absolute one) resolves inside the root, as it will in the chroot. */
+static void
+make_workdir (int rootfd, const char *what, const char *workdir)
+{
+  cleanup_free char *path = xstrdup (workdir);
+  for (char *p = path; *p != '\0';)
+    {
+      p += strspn (p, "/");
+      if (*p == '\0')
+        break;
+      p += strcspn (p, "/");
+      char saved = *p;
+      *p = '\0';
+      struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                              .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+      int fd = (int) syscall (SYS_openat2, rootfd, path, &how, sizeof how);
+      if (fd < 0 && errno == ENOENT)
+        {
+          char *slash = strrchr (path, '/');
+          cleanup_free char *parent = slash != NULL && slash != path
+                                        ? xasprintf ("%.*s", (int) (slash - path), path)
+                                        : xstrdup ("/");
+          struct open_how phow = how;
+          cleanup_fd int pfd = (int) syscall (SYS_openat2, rootfd, parent, &phow, sizeof phow);
+          if (pfd < 0 || mkdirat (pfd, slash != NULL ? slash + 1 : path, 0755) < 0)
+            die_with_error ("%s: cannot create the WorkingDir %s in the root", what, workdir);
+        }
+      else if (fd < 0)
+        die_with_error ("%s: the WorkingDir %s is not a directory in the root", what, workdir);
+      else
+        close (fd);
+      *p = saved;
+    }
+}
+
+static void
+apply_layers (struct extractor *x, int rootfd, void *data)
+{
+  struct apply *a = data;
+  for (size_t i = 0; i < a->m->n_layers; i++)
+    {
+      struct source src = { .fd = -1 };
+      a->s->open_blob (a->s, &a->m->layers[i], &src);
+      extract_layer (x, &src);
+      source_clear (&src);
+    }
+  if (a->workdir != NULL)
+    make_workdir (rootfd, a->s->what, a->workdir);
+}
+
+/* From the manifest TEXT (digest DIGEST) to a devroot NAME. */
+static void
+create_from_manifest (const char *name, const char *ref, struct image_source *s,
+                      const char *text, size_t len, const char *digest,
+                      const struct extract_opts *xopts)
+{
+  cleanup_free char *what = xasprintf ("%s: manifest %s", s->what, digest);
+  struct oci_manifest m;
+  oci_manifest_parse (text, len, what, &m);
+  size_t clen;
+  cleanup_free char *config = s->read_document (s, &m.config, &clen);
+  cleanup_free char *cwhat = xasprintf ("%s: config %s", s->what, m.config.digest);
+  struct meta_image image = { .ref = xstrdup (ref), .digest = xstrdup (digest) };
+  oci_config_parse (config, clen, cwhat, &image, NULL);
+  struct apply a = { .s = s, .m = &m, .workdir = image.workdir };
+  store_create_layered (name, ref, digest_hex (digest), &image, apply_layers, &a, xopts);
+  meta_clear (&(struct meta) { .image = image });
+  oci_manifest_clear (&m);
+}
+
+/* ---- oci:DIR[:TAG], an OCI image layout: oci-layout, index.json, blobs/sha256/HEX. */
+
+struct layout
+{
+  int dirfd;
+};
+
+static int
+open_layout_blob (struct image_source *s, const struct oci_descriptor *d)
+{
+  struct layout *l = s->data;
+  cleanup_free char *rel = xasprintf ("blobs/sha256/%s", digest_hex (d->digest));
+  /* No symlink as the blob itself: a layout is a tree of plain files. */
+  int fd = openat (l->dirfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    die_with_error ("%s: cannot open blob %s", s->what, rel);
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    die_with_error ("%s: cannot stat blob %s", s->what, rel);
+  if (!S_ISREG (st.st_mode))
+    die ("%s: blob %s is not a regular file", s->what, rel);
+  if ((uint64_t) st.st_size != d->size)
+    die ("%s: blob %s is %llu bytes, its descriptor says %llu", s->what, rel,
+         (unsigned long long) st.st_size, (unsigned long long) d->size);
+  return fd;
+}
+
+static char *
+layout_read_document (struct image_source *s, const struct oci_descriptor *d, size_t *len)
+{
+  cleanup_fd int fd = open_layout_blob (s, d);
+  return oci_read_document_fd (fd, d, s->what, len);
+}
+
+static void
+layout_open_blob (struct image_source *s, const struct oci_descriptor *d, struct source *src)
+{
+  src->fd = open_layout_blob (s, d);
+  src->description = xasprintf ("%s: layer %s", s->what, d->digest);
+  src->origin = xstrdup (d->digest);
+  src->expected_sha256 = xstrdup (digest_hex (d->digest));
+  src->length = 0;
+}
+
+static void
+create_from_layout (const char *name, const char *arg, const struct oci_ref *ref,
+                    const struct oci_platform *platform, const struct extract_opts *xopts)
+{
+  struct layout l = { .dirfd = open (ref->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
+  if (l.dirfd < 0)
+    die_with_error ("%s: cannot open the image layout %s", arg, ref->path);
+  struct image_source s = { .what = arg, .read_document = layout_read_document,
+                            .read_manifest = layout_read_document,
+                            .open_blob = layout_open_blob, .data = &l };
+  if (faccessat (l.dirfd, LAYOUT_MARKER, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+    die ("%s: %s is not an OCI image layout (no %s file)", arg, ref->path, LAYOUT_MARKER);
+  size_t len;
+  cleanup_free char *index = load_file_at (l.dirfd, LAYOUT_INDEX, OCI_DOCUMENT_MAX + 1, &len);
+  if (index == NULL && errno == EFBIG)
+    die ("%s: %s is over the limit of %d bytes", arg, LAYOUT_INDEX, OCI_DOCUMENT_MAX);
+  if (index == NULL)
+    die_with_error ("%s: cannot read %s/%s", arg, ref->path, LAYOUT_INDEX);
+  cleanup_free char *iwhat = xasprintf ("%s: %s", arg, LAYOUT_INDEX);
+  struct oci_descriptor d;
+  oci_index_select (index, len, iwhat, ref->tag, platform, &d);
+  char *text = layout_read_document (&s, &d, &len);
+  cleanup_free char *digest = steal_pointer (&d.digest);
+  text = resolve_manifest (&s, text, &len, &digest, d.media_type, platform);
+  oci_descriptor_clear (&d);
+  create_from_manifest (name, arg, &s, text, len, digest, xopts);
+  free (text);
+  close (l.dirfd);
+}
+
+/* ---- docker-archive:FILE[:REPO:TAG]: a tar holding manifest.json, a config and
+ * uncompressed layer tars. The archive is scanned once for its members' offsets; layers
+ * are then read in place (a window of the file), so nothing is copied. */
+
+struct member
+{
+  char *name;
+  off_t offset;
+  uint64_t size;
+};
+
+struct archive_index
+{
+  int fd;
+  struct member *members;
+  size_t n;
+  char **diff_ids;   /* the config's, one per layer */
+  char **layers;     /* the members holding them */
+  const struct oci_descriptor *descriptors; /* the layers', in the same order */
+};
+
+static void
+archive_index_build (struct archive_index *ai, const char *what)
+{
+  /* A plain tar only: the layers are read in place, which a compressed file forbids (the
+   * reader's decompressors are there to recognise one and say so). */
+  struct archive *a = extract_tar_reader ();
+  if (archive_read_open_fd (a, ai->fd, ARCHIVE_BLOCK) != ARCHIVE_OK)
+    die ("%s: %s", what, archive_why (a));
+  for (;;)
+    {
+      struct archive_entry *e;
+      int r = archive_read_next_header (a, &e);
+      if (r == ARCHIVE_EOF)
+        break;
+      if (r < ARCHIVE_WARN)
+        die ("%s: %s", what, archive_why (a));
+      if (archive_filter_count (a) > 1)
+        die ("%s: a compressed archive: decompress it first (docker save writes a plain tar)",
+             what);
+      if (archive_entry_filetype (e) != AE_IFREG || archive_entry_hardlink (e) != NULL
+          || archive_entry_sparse_count (e) > 0 || archive_entry_pathname (e) == NULL)
+        continue;
+      ai->members = xrealloc (ai->members, (ai->n + 1) * sizeof *ai->members);
+      ai->members[ai->n++] = (struct member) {
+        .name = xstrdup (archive_entry_pathname (e)),
+        /* The data starts where the header ends: what the reader consumed so far. */
+        .offset = (off_t) archive_filter_bytes (a, 0),
+        .size = (uint64_t) archive_entry_size (e),
+      };
+    }
+  archive_read_free (a);
+}
+
+static const struct member *
+archive_member (const struct archive_index *ai, const char *name, const char *what)
+{
+  /* docker save names members without "./"; tar may add it. */
+  for (size_t i = 0; i < ai->n; i++)
+    {
+      const char *m = ai->members[i].name;
+      if (str_has_prefix (m, "./"))
+        m += 2;
+      if (strcmp (m, name) == 0)
+        return &ai->members[i];
+    }
+  die ("%s: the archive has no member '%s'", what, name);
+}
+
+static char *
+archive_read_member (const struct archive_index *ai, const char *name, const char *what,
+                     size_t *len)
+{
+  const struct member *m = archive_member (ai, name, what);
+  if (m->size > OCI_DOCUMENT_MAX)
+    die ("%s: %s is %llu bytes, over the limit of %d", what, name, (unsigned long long) m->size,
+         OCI_DOCUMENT_MAX);
+  char *text = xmalloc (m->size + 1);
+  ssize_t n = pread (ai->fd, text, m->size, m->offset);
+  if (n < 0 || (uint64_t) n != m->size)
+    die ("%s: cannot read member '%s': %s", what, name, n < 0 ? strerror (errno) : "truncated");
+  text[m->size] = '\0';
+  *len = m->size;
+  return text;
+}
+
+static void
+archive_open_blob (struct image_source *s, const struct oci_descriptor *d, struct source *src)
+{
+  struct archive_index *ai = s->data;
+  const char *name = ai->layers[d - ai->descriptors];
+  const struct member *m = archive_member (ai, name, s->what);
+  src->fd = dup (ai->fd);
+  if (src->fd < 0 || lseek (src->fd, m->offset, SEEK_SET) < 0)
+    die_with_error ("%s: cannot read member '%s'", s->what, name);
+  src->description = xasprintf ("%s: layer %s", s->what, name);
+  src->origin = xstrdup (name);
+  src->expected_sha256 = xstrdup (digest_hex (d->digest));
+  /* An empty member would read to the end of the file: one byte, sure to mismatch. */
+  src->length = m->size > 0 ? m->size : 1;
+}
+
+static void
+create_from_archive (const char *name, const char *arg, const struct oci_ref *ref,
+                     const struct extract_opts *xopts)
+{
+  struct archive_index ai = { .fd = open (ref->path, O_RDONLY | O_CLOEXEC | O_NOCTTY) };
+  if (ai.fd < 0)
+    die_with_error ("%s: cannot open %s", arg, ref->path);
+  struct stat st;
+  if (fstat (ai.fd, &st) < 0 || !S_ISREG (st.st_mode))
+    die ("%s: %s is not a regular file", arg, ref->path);
+  archive_index_build (&ai, arg);
+
+  size_t len;
+  cleanup_free char *mwhat = xasprintf ("%s: %s", arg, ARCHIVE_MANIFEST);
+  cleanup_free char *manifest = archive_read_member (&ai, ARCHIVE_MANIFEST, mwhat, &len);
+  cleanup_free char *config_name = NULL;
+  oci_archive_manifest_parse (manifest, len, mwhat, ref->tag, &config_name, &ai.layers);
+  cleanup_free char *cwhat = xasprintf ("%s: %s", arg, config_name);
+  cleanup_free char *config = archive_read_member (&ai, config_name, cwhat, &len);
+  /* The image ID: the config's digest names a docker save image as a manifest's would. */
+  struct meta_image image = { .ref = xstrdup (arg), .digest = oci_digest_of (config, len) };
+  oci_config_parse (config, len, cwhat, &image, &ai.diff_ids);
+  size_t n = strv_length (ai.layers);
+  if (strv_length (ai.diff_ids) != n)
+    die ("%s: %zu layers but %zu diff_ids in the config", arg, n, strv_length (ai.diff_ids));
+
+  struct oci_manifest m = { .n_layers = n, .layers = xcalloc (n + 1, sizeof *m.layers) };
+  for (size_t i = 0; i < n; i++)
+    m.layers[i] = (struct oci_descriptor) { .digest = xstrdup (ai.diff_ids[i]) };
+  ai.descriptors = m.layers;
+  struct image_source s = { .what = arg, .open_blob = archive_open_blob, .data = &ai };
+  struct apply a = { .s = &s, .m = &m, .workdir = image.workdir };
+  store_create_layered (name, arg, digest_hex (image.digest), &image, apply_layers, &a, xopts);
+  meta_clear (&(struct meta) { .image = image });
+  oci_manifest_clear (&m);
+  for (size_t i = 0; i < ai.n; i++)
+    free (ai.members[i].name);
+  free (ai.members);
+  strv_free (ai.diff_ids);
+  strv_free (ai.layers);
+  close (ai.fd);
+}
+
+/* ---- docker://: the registry (registry.c). */
+
+static void
+create_from_registry (const char *name, const char *arg, const struct oci_ref *ref,
+                      const struct oci_platform *platform, const struct oci_opts *o,
+                      const struct extract_opts *xopts)
+{
+  struct image_source s = { .what = arg };
+  registry_open (&s, ref, o);
+  size_t len;
+  cleanup_free char *digest = NULL, *mt = NULL;
+  char *text = registry_first_manifest (&s, ref, &len, &digest, &mt);
+  text = resolve_manifest (&s, text, &len, &digest, mt, platform);
+  create_from_manifest (name, arg, &s, text, len, digest, xopts);
+  free (text);
+  registry_close (&s);
+}
+
+void
+oci_create (const char *name, const char *arg, const struct oci_opts *o,
+            const struct extract_opts *xopts)
+{
+  struct oci_ref ref;
+  const char *why;
+  if (oci_ref_parse (arg, &ref, &why) < 0)
+    die ("create: invalid image reference '%s': %s", arg, why);
+  struct oci_platform platform;
+  oci_platform_parse (o->platform, &platform);
+  if (ref.kind == OCI_REF_LAYOUT)
+    create_from_layout (name, arg, &ref, &platform, xopts);
+  else if (ref.kind == OCI_REF_ARCHIVE)
+    create_from_archive (name, arg, &ref, xopts);
+  else
+    create_from_registry (name, arg, &ref, &platform, o, xopts);
+  oci_platform_clear (&platform);
+  oci_ref_clear (&ref);
+}

@@ -1,0 +1,330 @@
+#!/usr/bin/env bats
+# OCI images from local files: oci:DIR[:TAG] layouts and docker-archive:FILE[:REPO:TAG]
+# archives; layers, whiteouts, the image config, and hostile images.
+
+load common
+setup_file() { oci_check_prerequisites; }
+setup() { oci_setup; }
+teardown() { fetch_teardown; }
+
+# A 3-layer image exercising whiteouts and opaque directories (image-spec layer.md).
+whiteout_image() {
+	image "$1" <<-EOF
+	{"tag": "w", "layers": [$BASE_LAYER,
+	 {"compression": "gzip", "entries": [
+	   {"path": "data", "type": "dir"}, {"path": "data/keep", "data": "keep"},
+	   {"path": "data/gone", "data": "gone"}, {"path": "data/tree", "type": "dir"},
+	   {"path": "data/tree/deep", "data": "deep"},
+	   {"path": "opq", "type": "dir"}, {"path": "opq/old", "data": "old"},
+	   {"path": "opq/sub", "type": "dir"}, {"path": "opq/sub/old2", "data": "old2"},
+	   {"path": "flip", "type": "dir"}, {"path": "flip/inner", "data": "inner"},
+	   {"path": "file2dir", "data": "a file"}]},
+	 {"compression": "zstd", "entries": [
+	   {"path": "data/.wh.gone"}, {"path": "data/.wh.tree"},
+	   {"path": "opq/new", "data": "new"}, {"path": "opq/.wh..wh..opq"},
+	   {"path": "flip", "data": "now a file"},
+	   {"path": "file2dir", "type": "dir"}, {"path": "file2dir/x", "data": "x"},
+	   {"path": "data/.wh.never-existed"}]},
+	 {"compression": "none", "entries": [
+	   {"path": "data/gone", "data": "back again"},
+	   {"path": "flip", "type": "dir"}, {"path": "flip/again", "data": "again"}]}]}
+	EOF
+}
+
+config_image() {
+	image "$1" <<-EOF
+	{"tag": "c", "layers": [$BASE_LAYER],
+	 "config": {"Env": ["FOO=from image", "PATH=/bin:/usr/bin", "HOME=/image-home"],
+	            "WorkingDir": "/work/dir", "User": "4242",
+	            "Entrypoint": ["/bin/sh", "-c", "echo \"entry \$0 \$*\"", "ep"],
+	            "Cmd": ["one", "two"]}}
+	EOF
+}
+
+@test "oci: a layout imports and records the image and its manifest digest" {
+	digest=$(config_image "$T/img")
+	edr_run create c --from "oci:$T/img:c" --quiet
+	assert_status 0
+	run edr images
+	assert_output --partial "$digest"
+	assert_output --partial "oci:$T/img:c"
+	run edr images --json
+	run python3 -c 'import json,sys; d=json.load(sys.stdin); print(d[0]["name"], d[0]["digest"])' <<< "$output"
+	assert_output "c $digest"
+}
+
+@test "oci: without a tag takes the layout's only image" {
+	config_image "$T/img" >/dev/null
+	edr_run create c --from "oci:$T/img" --quiet
+	assert_status 0
+}
+
+@test "oci: a tag the layout does not have is one error, nothing created" {
+	config_image "$T/img" >/dev/null
+	edr_run create c --from "oci:$T/img:nope"
+	assert_refused c "no image tagged 'nope'"
+}
+
+@test "run NAME with no command runs the image's Entrypoint+Cmd" {
+	config_image "$T/img" >/dev/null
+	edr create c --from "oci:$T/img:c" --quiet
+	edr_run run c
+	assert_status 0
+	assert_output "entry ep one two"
+}
+
+@test "run NAME --entrypoint -- ARGS gives ARGS to the Entrypoint instead of Cmd" {
+	config_image "$T/img" >/dev/null
+	edr create c --from "oci:$T/img:c" --quiet
+	edr_run run c --entrypoint -- three
+	assert_status 0
+	assert_output "entry ep three"
+}
+
+@test "enter NAME runs the image's Entrypoint+Cmd" {
+	config_image "$T/img" >/dev/null
+	edr create c --from "oci:$T/img:c" --quiet
+	edr_run enter c < /dev/null
+	assert_status 0
+	assert_output "entry ep one two"
+}
+
+@test "run -- CMD sees the image's Env under ours, and starts in its WorkingDir" {
+	config_image "$T/img" >/dev/null
+	edr create c --from "oci:$T/img:c" --quiet
+	edr_run run c -- sh -c 'echo "$FOO|$PATH|$PWD|$HOME|$(id -u)"'
+	assert_status 0
+	# HOME is ours (the image's is overridden); User 4242 is not applied: we stay ourselves.
+	assert_output "from image|/bin:/usr/bin|/work/dir|/home/$(id -un)|$(id -u)"
+	edr_run run c --workdir / --env FOO=mine -- sh -c 'echo "$FOO|$PWD"'
+	assert_output "mine|/"
+	edr_run run c --clear-env -- sh -c 'echo "${FOO-unset}"'
+	assert_output "unset"
+}
+
+@test "run NAME with no command on a root without Entrypoint or Cmd is a usage error" {
+	image "$T/img" <<< "{\"tag\": \"b\", \"layers\": [$BASE_LAYER]}" >/dev/null
+	edr create b --from "oci:$T/img:b" --quiet
+	edr_run run b
+	assert_edr_error "$EDR_TOOL_EXIT" "missing command" "no image Entrypoint or Cmd"
+}
+
+@test "whiteouts and opaque directories across 3 layers (gzip, zstd, plain tar)" {
+	whiteout_image "$T/img" >/dev/null
+	edr_run create w --from "oci:$T/img:w" --quiet
+	assert_status 0
+	r=$(root_of w)
+	[[ $(cat "$r/data/keep") == keep ]]
+	[[ $(cat "$r/data/gone") == "back again" ]]    # removed by layer 2, re-added by 3
+	[[ ! -e $r/data/tree ]]                         # a whole tree whited out
+	[[ $(cat "$r/opq/new") == new ]]                # opaque keeps its own layer's entries
+	[[ ! -e $r/opq/old && ! -e $r/opq/sub ]]        # ... and hides the lower ones
+	[[ -d $r/flip && $(cat "$r/flip/again") == again && ! -e $r/flip/inner ]] # dir, file, dir
+	[[ -d $r/file2dir && $(cat "$r/file2dir/x") == x ]]
+	run find "$r" -name '.wh.*'
+	assert_output ""                                # no whiteout file in the result
+}
+
+@test "a whiteout through a symlink is refused and removes nothing outside" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "s", "layers": [$BASE_LAYER,
+	 {"entries": [{"path": "esc", "type": "symlink", "target": "$OUT"}]},
+	 {"entries": [{"path": "esc/.wh.file"}]}]}
+	EOF
+	edr_run create s --from "oci:$T/img:s"
+	assert_refused s "esc/.wh.file" "symlink"
+}
+
+@test "an opaque whiteout through a relative symlink is refused and removes nothing outside" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "s", "layers": [$BASE_LAYER,
+	 {"entries": [{"path": "esc", "type": "symlink", "target": "../../../../../../../../../$OUT"}]},
+	 {"entries": [{"path": "esc/.wh..wh..opq"}]}]}
+	EOF
+	edr_run create s --from "oci:$T/img:s"
+	assert_refused s "esc/.wh..wh..opq" "symlink"
+}
+
+@test "a whiteout of '..' is refused" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "d", "layers": [$BASE_LAYER, {"entries": [{"path": "etc/.wh..."}]}]}
+	EOF
+	edr_run create d --from "oci:$T/img:d"
+	assert_refused d ".wh..." "whiteout of '..'"
+	[[ -d $(dirname "$XDG_DATA_HOME") ]]
+}
+
+@test "a whiteout of '.' is refused" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "d", "layers": [$BASE_LAYER, {"entries": [{"path": "etc/.wh.."}]}]}
+	EOF
+	edr_run create d --from "oci:$T/img:d"
+	assert_refused d ".wh.." "whiteout of '.'"
+}
+
+@test "aufs whiteout metadata (.wh..wh.*) other than the opaque marker is refused" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "d", "layers": [$BASE_LAYER, {"entries": [{"path": ".wh..wh.plnk", "type": "dir"}]}]}
+	EOF
+	edr_run create d --from "oci:$T/img:d"
+	assert_refused d "unsupported whiteout"
+}
+
+@test "an entry under a whiteout name is refused" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "d", "layers": [$BASE_LAYER, {"entries": [{"path": "etc/.wh.x/y", "data": "y"}]}]}
+	EOF
+	edr_run create d --from "oci:$T/img:d"
+	assert_refused d "a path through a whiteout name"
+}
+
+@test "a hardlink to a file of an earlier layer is kept as a hardlink" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "h", "layers": [$BASE_LAYER,
+	 {"entries": [{"path": "orig", "data": "shared"}]},
+	 {"entries": [{"path": "link", "type": "hardlink", "target": "orig"}]}]}
+	EOF
+	edr_run create h --from "oci:$T/img:h" --quiet
+	assert_status 0
+	r=$(root_of h)
+	[[ $(stat -c %i "$r/orig") == $(stat -c %i "$r/link") ]]
+}
+
+@test "an absolute symlink is created as it is and resolves inside the root" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "a", "layers": [$BASE_LAYER,
+	 {"entries": [{"path": "abs", "type": "symlink", "target": "/etc/hostname-in-root"},
+	              {"path": "etc/hostname-in-root", "data": "inside"}]}]}
+	EOF
+	edr create a --from "oci:$T/img:a" --quiet
+	[[ $(readlink "$(root_of a)/abs") == /etc/hostname-in-root ]]
+	edr_run run a -- cat /abs
+	assert_output inside
+}
+
+@test "a multi-arch index picks this machine's platform, --platform another" {
+	[[ $(uname -m) == x86_64 ]] || skip "the index holds linux/amd64 and linux/arm64"
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "m", "layers": [$BASE_LAYER], "platforms": ["linux/arm64", "linux/amd64"]}
+	EOF
+	edr create m --from "oci:$T/img:m" --quiet
+	[[ $(cat "$(root_of m)/platform") == linux/amd64 ]]
+	edr create m2 --from "oci:$T/img:m" --platform linux/arm64 --quiet
+	[[ $(cat "$(root_of m2)/platform") == linux/arm64 ]]
+}
+
+@test "an index with no matching platform is one error, nothing created" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "m", "layers": [$BASE_LAYER], "platforms": ["linux/arm64", "linux/s390x"]}
+	EOF
+	edr_run create m --from "oci:$T/img:m" --platform linux/riscv64
+	assert_refused m "no image for platform linux/riscv64"
+	edr_run create m --from "oci:$T/img:m" --platform nonsense
+	assert_refused m "invalid --platform"
+}
+
+@test "a layer whose bytes are not those of its digest is refused, nothing created" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "x", "layers": [{"entries": [{"path": "bin", "type": "dir"},
+	  {"path": "bin/f", "data": "$(printf 'a%.0s' {1..3000})"}]}],
+	 "hostile": {"flip_layer_byte": 2000}}
+	EOF
+	edr_run create x --from "oci:$T/img:x"
+	assert_refused x "layer sha256:" "SHA-256 mismatch"
+}
+
+@test "a manifest over 4 MiB is refused before it is parsed" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "x", "layers": [$BASE_LAYER], "hostile": {"manifest_padding": 4200000}}
+	EOF
+	edr_run create x --from "oci:$T/img:x"
+	assert_refused x "over the limit of 4194304"
+}
+
+@test "a config that is not JSON is refused, nothing created" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "x", "layers": [$BASE_LAYER], "hostile": {"config_not_json": true}}
+	EOF
+	edr_run create x --from "oci:$T/img:x"
+	assert_refused x "config sha256:" "not valid JSON"
+}
+
+@test "a config whose descriptor lies about its size is refused" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "x", "layers": [$BASE_LAYER], "hostile": {"config_size": 5}}
+	EOF
+	edr_run create x --from "oci:$T/img:x"
+	assert_refused x "its descriptor says 5"
+}
+
+@test "a truncated layer is refused, nothing created" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "x", "layers": [$BASE_LAYER], "hostile": {"truncate_layer": 30000}}
+	EOF
+	edr_run create x --from "oci:$T/img:x"
+	assert_refused x "layer sha256:"
+}
+
+@test "a layer that is not a tar is refused, nothing created" {
+	printf 'not a tar at all, but long enough to be read as one block or two\n%.0s' {1..20} > "$T/junk"
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "x", "layers": [$BASE_LAYER, {"compression": "none", "tarball": "$T/junk"}]}
+	EOF
+	edr_run create x --from "oci:$T/img:x"
+	assert_refused x "layer sha256:"
+}
+
+@test "a layout that is not one is one error" {
+	mkdir "$T/empty"
+	edr_run create x --from "oci:$T/empty"
+	assert_refused x "not an OCI image layout"
+}
+
+@test "invalid image references are refused before anything is read" {
+	edr_run create x --from "docker://UPPER/case"
+	assert_refused x "invalid image reference" "repository"
+	edr_run create x --from "docker://debian@sha256:1234"
+	assert_refused x "invalid digest"
+	edr_run create x --from "oci:"
+	assert_refused x "the path is empty"
+	edr_run create x --from "oci:$T/img" --sha256 "$(printf '0%.0s' {1..64})"
+	assert_refused x "do not apply to an image"
+}
+
+@test "docker-archive: what skopeo (docker save) writes imports, by REPO:TAG or alone" {
+	command -v skopeo >/dev/null || skip "skopeo is not installed (apt-get install skopeo)"
+	config_image "$T/img" >/dev/null
+	skopeo copy -q "oci:$T/img:c" "docker-archive:$T/saved.tar:example/app:v1"
+	edr_run create d1 --from "docker-archive:$T/saved.tar:example/app:v1" --quiet
+	assert_status 0
+	edr_run run d1
+	assert_output "entry ep one two"
+	edr_run create d2 --from "docker-archive:$T/saved.tar" --quiet
+	assert_status 0
+	edr_run create d3 --from "docker-archive:$T/saved.tar:example/app:v2"
+	assert_refused d3 "no image tagged 'example/app:v2'"
+}
+
+@test "docker-archive: a layer that does not match the config's diff_ids is refused" {
+	command -v skopeo >/dev/null || skip "skopeo is not installed (apt-get install skopeo)"
+	image "$T/img2" <<< "{\"tag\": \"b\", \"layers\": [$BASE_LAYER, {\"entries\": [{\"path\": \"f\", \"data\": \"AAAA\"}]}]}" >/dev/null
+	skopeo copy -q "oci:$T/img2:b" "docker-archive:$T/saved.tar:example/app:v1"
+	# Flip the file's content inside the archive: same size, another digest.
+	python3 - "$T/saved.tar" <<-'EOF'
+	import sys
+	data = open(sys.argv[1], "rb").read()
+	i = data.index(b"AAAA")
+	open(sys.argv[1], "r+b").write(data[:i] + b"BBBB" + data[i + 4:])
+	EOF
+	edr_run create d --from "docker-archive:$T/saved.tar"
+	assert_refused d "SHA-256 mismatch"
+}
+
+@test "docker-archive: a compressed archive is one error naming the fix" {
+	command -v skopeo >/dev/null || skip "skopeo is not installed (apt-get install skopeo)"
+	config_image "$T/img" >/dev/null
+	skopeo copy -q "oci:$T/img:c" "docker-archive:$T/saved.tar:example/app:v1"
+	gzip "$T/saved.tar"
+	edr_run create d --from "docker-archive:$T/saved.tar.gz"
+	assert_refused d "compressed archive"
+}
