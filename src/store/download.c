@@ -218,14 +218,36 @@ error_text (CURLcode rc, const char *errbuf)
   return xasprintf ("%s%s", msg, hint);
 }
 
-/* ---- Into memory (the catalogue). */
+/* O's extra headers, then EXTRA (may be NULL), as a list for CURLOPT_HTTPHEADER. */
+static struct curl_slist *
+header_list (const struct download_opts *o, const char *extra)
+{
+  struct curl_slist *list = NULL;
+  for (size_t i = 0; o->headers != NULL && o->headers[i] != NULL; i++)
+    if ((list = curl_slist_append (list, o->headers[i])) == NULL)
+      die ("out of memory");
+  if (extra != NULL && (list = curl_slist_append (list, extra)) == NULL)
+    die ("out of memory");
+  return list;
+}
+
+/* ---- Into memory (the catalogue, a registry's manifests). */
 
 struct memory_sink
 {
   struct strbuf sb;
   size_t max;
   bool too_big;
+  struct download_reply *reply; /* headers wanted, or NULL */
 };
+
+void
+download_reply_clear (struct download_reply *r)
+{
+  free (r->content_type);
+  free (r->www_authenticate);
+  *r = (struct download_reply) { 0 };
+}
 
 static size_t
 memory_write (char *ptr, size_t size, size_t nmemb, void *data)
@@ -239,34 +261,6 @@ memory_write (char *ptr, size_t size, size_t nmemb, void *data)
     }
   strbuf_append_len (&m->sb, ptr, n);
   return n;
-}
-
-char *
-download_to_memory (const char *url, size_t max, const struct download_opts *o, char **why_out,
-                    size_t *len_out)
-{
-  char errbuf[CURL_ERROR_SIZE];
-  CURL *h = new_handle (url, o, errbuf);
-  struct memory_sink m = { .max = max };
-  curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, memory_write);
-  curl_easy_setopt (h, CURLOPT_WRITEDATA, &m);
-  CURLcode rc = curl_easy_perform (h);
-  curl_easy_cleanup (h);
-  if (m.too_big)
-    die ("cannot download %s: larger than %zu bytes", url, max);
-  if (rc != CURLE_OK)
-    {
-      char *why = error_text (rc, errbuf);
-      if (why_out != NULL)
-        {
-          free (strbuf_steal (&m.sb));
-          *why_out = why;
-          return NULL;
-        }
-      die ("cannot download %s: %s", url, why);
-    }
-  *len_out = m.sb.len;
-  return strbuf_steal (&m.sb);
 }
 
 /* ---- Into the partial file, resuming. */
@@ -309,6 +303,98 @@ header_value (const char *line, size_t len, const char *name)
   if (s == NULL)
     die ("out of memory");
   return s;
+}
+
+/* The headers download_request returns, from the final response only. */
+static size_t
+reply_header (char *line, size_t size, size_t nmemb, void *data)
+{
+  struct memory_sink *m = data;
+  size_t len = size * nmemb;
+  char *v;
+  if (len >= 5 && strncmp (line, "HTTP/", 5) == 0)
+    {
+      long status = m->reply->status;
+      download_reply_clear (m->reply);
+      m->reply->status = status;
+    }
+  else if ((v = header_value (line, len, "Content-Type")) != NULL)
+    {
+      free (m->reply->content_type);
+      m->reply->content_type = v;
+    }
+  else if ((v = header_value (line, len, "WWW-Authenticate")) != NULL)
+    {
+      free (m->reply->www_authenticate);
+      m->reply->www_authenticate = v;
+    }
+  return len;
+}
+
+/* One GET into memory; an HTTP error status fails the transfer unless REPLY asks for it. */
+static CURLcode
+memory_get (const char *url, size_t max, const struct download_opts *o,
+            struct download_reply *reply, struct memory_sink *m, char errbuf[CURL_ERROR_SIZE])
+{
+  CURL *h = new_handle (url, o, errbuf);
+  struct curl_slist *headers = header_list (o, NULL);
+  *m = (struct memory_sink) { .max = max, .reply = reply };
+  curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, memory_write);
+  curl_easy_setopt (h, CURLOPT_WRITEDATA, m);
+  curl_easy_setopt (h, CURLOPT_HTTPHEADER, headers);
+  if (reply != NULL)
+    {
+      *reply = (struct download_reply) { 0 };
+      curl_easy_setopt (h, CURLOPT_FAILONERROR, 0L);
+      curl_easy_setopt (h, CURLOPT_HEADERFUNCTION, reply_header);
+      curl_easy_setopt (h, CURLOPT_HEADERDATA, m);
+    }
+  CURLcode rc = curl_easy_perform (h);
+  if (reply != NULL)
+    curl_easy_getinfo (h, CURLINFO_RESPONSE_CODE, &reply->status);
+  curl_easy_cleanup (h);
+  curl_slist_free_all (headers);
+  if (m->too_big)
+    die ("cannot download %s: larger than %zu bytes", url, max);
+  return rc;
+}
+
+char *
+download_to_memory (const char *url, size_t max, const struct download_opts *o, char **why_out,
+                    size_t *len_out)
+{
+  char errbuf[CURL_ERROR_SIZE];
+  struct memory_sink m;
+  CURLcode rc = memory_get (url, max, o, NULL, &m, errbuf);
+  if (rc != CURLE_OK)
+    {
+      char *why = error_text (rc, errbuf);
+      if (why_out != NULL)
+        {
+          free (strbuf_steal (&m.sb));
+          *why_out = why;
+          return NULL;
+        }
+      die ("cannot download %s: %s", url, why);
+    }
+  *len_out = m.sb.len;
+  return strbuf_steal (&m.sb);
+}
+
+char *
+download_request (const char *url, size_t max, const struct download_opts *o,
+                  struct download_reply *reply, size_t *len_out)
+{
+  char errbuf[CURL_ERROR_SIZE];
+  struct memory_sink m;
+  CURLcode rc = memory_get (url, max, o, reply, &m, errbuf);
+  if (rc != CURLE_OK)
+    {
+      cleanup_free char *why = error_text (rc, errbuf);
+      die ("cannot download %s: %s", url, why);
+    }
+  *len_out = m.sb.len;
+  return strbuf_steal (&m.sb);
 }
 
 /* A validator goes back to the server in an If-Range header and into the validators
@@ -452,12 +538,10 @@ transfer_once (struct transfer *t, const struct download_opts *o, struct progres
     {
       range = xasprintf ("%" PRIu64 "-", t->offset);
       if_range = xasprintf ("If-Range: %s", old.etag != NULL ? old.etag : old.last_modified);
-      headers = curl_slist_append (NULL, if_range);
-      if (headers == NULL)
-        die ("out of memory");
       curl_easy_setopt (h, CURLOPT_RANGE, range);
-      curl_easy_setopt (h, CURLOPT_HTTPHEADER, headers);
     }
+  headers = header_list (o, if_range);
+  curl_easy_setopt (h, CURLOPT_HTTPHEADER, headers);
   validators_clear (&old);
 
   /* The digest covers the whole file: the kept bytes first, re-read from disk. */

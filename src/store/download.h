@@ -17,7 +17,19 @@ struct download_opts
   uint64_t expected_size; /* the catalogue's size, 0 when unknown: the progress bar's total,
                            * and a partial file of exactly this size needs no request */
   const char *label;    /* what the progress bar calls the file */
+  const char *const *headers; /* extra request headers ("Name: value"; a registry's
+                               * Authorization, Accept), NULL-terminated; or NULL. libcurl
+                               * drops Authorization on a redirect to another host. */
 };
+
+/* What download_request saw of the final response. */
+struct download_reply
+{
+  long status;
+  char *content_type;     /* or NULL */
+  char *www_authenticate; /* or NULL */
+};
+void download_reply_clear (struct download_reply *r);
 
 /* Download URL into the file NAME in directory DIRFD (the cache's partial/), resuming the
  * bytes already there when NAME.validators says they came from the same URL and the server
@@ -33,6 +45,11 @@ int download_file (const char *url, int dirfd, const char *name, const struct do
  * with *WHY (malloc'd) saying what failed. */
 char *download_to_memory (const char *url, size_t max, const struct download_opts *o,
                           char **why, size_t *len_out);
+
+/* The same, but an HTTP error status is not fatal: it is in REPLY with the headers a
+ * registry client needs, and the body (an error document, at most MAX bytes) is returned. */
+char *download_request (const char *url, size_t max, const struct download_opts *o,
+                        struct download_reply *reply, size_t *len_out);
 
 /* Delete NAME and NAME.validators in DIRFD (a download that must not be resumed). */
 void download_discard (int dirfd, const char *name);

@@ -151,10 +151,7 @@ find_entry (const struct loaded_catalog *lc, const char *name)
   return e;
 }
 
-/* The verified file with digest EXPECTED (or, when NULL, whatever URL serves), from the
- * cache or downloaded into it; an fd at offset 0. HEX receives its digest. SIZE is the
- * catalogue's size, 0 when unknown. */
-static int
+int
 fetch_to_cache (const char *url, const char *expected, uint64_t size, const char *label,
                 const struct fetch_opts *o, char hex[SHA256_HEX_LEN + 1], bool *downloaded)
 {
@@ -191,7 +188,7 @@ fetch_to_cache (const char *url, const char *expected, uint64_t size, const char
     die_with_error ("cannot open %s", c.partial);
   struct download_opts d = { .cacert = o->cacert, .quiet = !chatty (o), .label = label,
                              .max_size = size > 0 ? size : max_download (),
-                             .expected_size = size };
+                             .expected_size = size, .headers = o->headers };
   cleanup_fd int fd = download_file (url, dirfd, key, &d, hex);
   if (expected != NULL && strcmp (hex, expected) != 0)
     {

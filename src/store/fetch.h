@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "store/source.h"
 
@@ -12,7 +13,15 @@ struct fetch_opts
   const char *index;   /* --index URL, or NULL: see config.h for the fallbacks */
   const char *cacert;  /* --cacert FILE, or NULL */
   bool quiet;          /* --quiet: errors only */
+  const char *const *headers; /* extra request headers (a registry's Authorization), or NULL */
 };
+
+/* The verified file with digest EXPECTED (or, when NULL, whatever URL serves), from the
+ * cache or downloaded into it (resuming a partial download); an fd at offset 0. HEX
+ * receives its digest. SIZE is the expected size, 0 when unknown; a larger body is refused.
+ * LABEL names it on the progress bar. *DOWNLOADED says whether it was fetched. */
+int fetch_to_cache (const char *url, const char *expected, uint64_t size, const char *label,
+                    const struct fetch_opts *o, char hex[SHA256_HEX_LEN + 1], bool *downloaded);
 
 /* `templates`: the catalogue as a table (name, size, cached, description) or JSON. */
 void fetch_list_templates (const struct fetch_opts *o, bool json);

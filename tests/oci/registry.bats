@@ -1,0 +1,204 @@
+#!/usr/bin/env bats
+# docker:// from real registries on 127.0.0.1: Debian's docker-registry with TLS from a CA
+# made for the run (one anonymous, one with htpasswd basic auth), images written by
+# mkimage.py and pushed with skopeo; and a plain-http server (tests/fetch/server.py)
+# serving registry paths whose bytes the hostile tests choose.
+
+load common
+load registry
+
+setup_file() {
+	oci_check_prerequisites || return 1
+	command -v skopeo >/dev/null || { echo "skopeo is needed (apt-get install skopeo)" >&2; return 1; }
+	command -v htpasswd >/dev/null || { echo "htpasswd is needed (apt-get install apache2-utils)" >&2; return 1; }
+	fetch_prepare_site
+	start_server http
+	start_registry open
+	start_registry locked htpasswd
+	export HTTP_PORT CA=$S/ca.pem
+	HTTP_PORT=$(cat "$S/http.port")
+	T=$S/images
+	mkdir -p "$T"
+	# a: the base plus a gzip and a zstd layer and a config; b: the same base, its own layer.
+	image "$S/lay" > "$S/a.digest" <<-EOF
+	{"tag": "a", "layers": [$BASE_LAYER,
+	 {"compression": "gzip", "entries": [{"path": "srv", "type": "dir"}, {"path": "srv/g", "data": "gzip"}]},
+	 {"compression": "zstd", "entries": [{"path": "srv/z", "data": "zstd"}]}],
+	 "config": {"Env": ["FOO=registry"], "WorkingDir": "/srv", "Cmd": ["cat", "g", "z"]}}
+	EOF
+	image "$S/lay" > "$S/b.digest" <<-EOF
+	{"tag": "b", "layers": [$BASE_LAYER, {"entries": [{"path": "b", "data": "bee"}]}],
+	 "config": {"Cmd": ["cat", "/b"]}}
+	EOF
+	image "$S/lay" > "$S/m.digest" <<-EOF
+	{"tag": "m", "layers": [$BASE_LAYER], "platforms": ["linux/arm64", "linux/amd64"]}
+	EOF
+	push "$S/lay:a" open app:a
+	push "$S/lay:b" open app:b
+	push "$S/lay:m" open multi:m
+	push "$S/lay:a" locked private:a "$REG_USER:$REG_PASS"
+	BASE_HEX=$(sha256sum "$EDR_TEMPLATE" | cut -d' ' -f1)
+	export BASE_HEX
+}
+teardown_file() {
+	stop_registries
+	fetch_teardown_file
+}
+setup() { oci_setup; }
+teardown() { fetch_teardown; }
+
+@test "docker:// pulls anonymously over TLS (--cacert) and applies the config" {
+	edr_run create a --from "docker://$(reg open)/app:a" --cacert "$CA" --quiet
+	assert_status 0
+	edr_run run a
+	assert_output "gzipzstd"
+	edr_run run a -- sh -c 'echo "$FOO $PWD"'
+	assert_output "registry /srv"
+	run edr images
+	assert_output --partial "$(cat "$S/a.digest")"
+}
+
+@test "docker:// without --cacert does not trust the registry's certificate" {
+	edr_run create a --from "docker://$(reg open)/app:a"
+	assert_refused a "certificate" "--cacert"
+}
+
+@test "docker:// by digest pulls that manifest" {
+	edr_run create a --from "docker://$(reg open)/app@$(cat "$S/a.digest")" --cacert "$CA" --quiet
+	assert_status 0
+	[[ $(cat "$(root_of a)/srv/z") == zstd ]]
+}
+
+@test "docker:// a tag the registry does not have is one error" {
+	edr_run create a --from "docker://$(reg open)/app:nope" --cacert "$CA"
+	assert_refused a "no such image"
+}
+
+@test "docker:// a layer shared by two images is fetched once (the registry's log counts it)" {
+	before=$(blob_gets open "$BASE_HEX")
+	edr create a --from "docker://$(reg open)/app:a" --cacert "$CA" --quiet
+	edr create b --from "docker://$(reg open)/app:b" --cacert "$CA" --quiet
+	after=$(blob_gets open "$BASE_HEX")
+	[[ $((after - before)) -eq 1 ]] || fail "the shared layer was fetched $((after - before)) times"
+	assert_cached "$BASE_HEX"
+	[[ $(cat "$(root_of b)/b") == bee && $(cat "$(root_of a)/srv/g") == gzip ]]
+}
+
+@test "docker:// a multi-arch index: this machine's platform, or --platform" {
+	[[ $(uname -m) == x86_64 ]] || skip "the index holds linux/amd64 and linux/arm64"
+	edr create m --from "docker://$(reg open)/multi:m" --cacert "$CA" --quiet
+	[[ $(cat "$(root_of m)/platform") == linux/amd64 ]]
+	edr create m2 --from "docker://$(reg open)/multi:m" --platform linux/arm64 --cacert "$CA" --quiet
+	[[ $(cat "$(root_of m2)/platform") == linux/arm64 ]]
+	edr_run create m3 --from "docker://$(reg open)/multi:m" --platform linux/s390x --cacert "$CA"
+	assert_refused m3 "no image for platform linux/s390x"
+}
+
+@test "docker:// authentication required and no credentials: one error saying where to put them" {
+	edr_run create p --from "docker://$(reg locked)/private:a" --cacert "$CA"
+	assert_refused p "no credentials" "REGISTRY_AUTH_FILE"
+}
+
+@test "docker:// credentials from \$REGISTRY_AUTH_FILE (basic auth)" {
+	auth_file "$T/auth.json" "$(reg locked)" "$REG_USER:$REG_PASS"
+	REGISTRY_AUTH_FILE=$T/auth.json edr_run create p --from "docker://$(reg locked)/private:a" --cacert "$CA" --quiet
+	assert_status 0
+	edr_run run p
+	assert_output "gzipzstd"
+}
+
+@test "docker:// credentials from ~/.docker/config.json" {
+	mkdir -p "$HOME/.docker"
+	auth_file "$HOME/.docker/config.json" "$(reg locked)" "$REG_USER:$REG_PASS"
+	edr_run create p --from "docker://$(reg locked)/private:a" --cacert "$CA" --quiet
+	assert_status 0
+}
+
+@test "docker:// wrong credentials are refused, nothing created" {
+	auth_file "$T/auth.json" "$(reg locked)" "$REG_USER:wrong pass"
+	REGISTRY_AUTH_FILE=$T/auth.json edr_run create p --from "docker://$(reg locked)/private:a" --cacert "$CA"
+	assert_refused p "access denied" "wrong credentials"
+	[[ $(cached_count) -eq 0 ]]
+}
+
+@test "docker:// a broken auth file is one error naming it" {
+	echo '{"auths": {"'"$(reg locked)"'": {"auth": "not base64!"}}}' > "$T/auth.json"
+	REGISTRY_AUTH_FILE=$T/auth.json edr_run create p --from "docker://$(reg locked)/private:a" --cacert "$CA"
+	assert_refused p "$T/auth.json" "not base64"
+}
+
+# ---- A plain-http "registry" serving files the tests choose (tests/fetch/server.py).
+
+@test "docker:// plain http needs --insecure-http" {
+	image "$T/lay" <<< "{\"tag\": \"s\", \"layers\": [$BASE_LAYER], \"config\": {\"Cmd\": [\"true\"]}}" >/dev/null
+	static_registry "$T/lay" s t1/s
+	edr_run create s --from "docker://127.0.0.1:$HTTP_PORT/t1/s:s"
+	assert_refused s "cannot download https://127.0.0.1:$HTTP_PORT/"
+	edr_run create s --from "docker://127.0.0.1:$HTTP_PORT/t1/s:s" --insecure-http --quiet
+	assert_status 0
+}
+
+# hostile_blob REPO: the static registry for image s whose layer 0 blob file gets
+# replaced by what the test writes to $BLOB.
+hostile_setup() {
+	image "$T/lay" <<< "{\"tag\": \"s\", \"layers\": [$BASE_LAYER]}" >/dev/null
+	static_registry "$T/lay" s "$1"
+	BLOB=$WWW/v2/$1/blobs/sha256:$BASE_HEX
+}
+
+assert_cache_sound() {
+	assert_no_partials
+	local f
+	for f in "$(cache_dir)"/sha256/*; do
+		[[ -e $f ]] || continue
+		[[ $(sha256sum < "$f" | cut -d' ' -f1) == "$(basename "$f")" ]] || fail "$f does not hash to its name"
+	done
+	[[ ! -e $(cache_dir)/sha256/$BASE_HEX ]] || fail "the bad layer is cached"
+}
+
+@test "docker:// a blob with other bytes than its digest is refused, nothing cached" {
+	hostile_setup t2/s
+	python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[5000] ^= 1; open(sys.argv[1], "wb").write(d)' "$BLOB"
+	edr_run create s --from "docker://127.0.0.1:$HTTP_PORT/t2/s:s" --insecure-http
+	assert_refused s "SHA-256 mismatch"
+	assert_cache_sound
+}
+
+@test "docker:// a blob that is a huge stream stops at its descriptor's size, nothing cached" {
+	hostile_setup t3/s
+	head -c 200M /dev/zero > "$BLOB"
+	edr_run create s --from "docker://127.0.0.1:$HTTP_PORT/t3/s:s" --insecure-http
+	assert_refused s "larger than the expected"
+	assert_cache_sound
+}
+
+@test "docker:// a truncated blob is refused, nothing cached" {
+	hostile_setup t4/s
+	truncate -s 20000 "$BLOB"
+	edr_run create s --from "docker://127.0.0.1:$HTTP_PORT/t4/s:s" --insecure-http
+	assert_refused s "SHA-256 mismatch"
+	assert_cache_sound
+}
+
+@test "docker:// a manifest over 4 MiB is refused" {
+	hostile_setup t5/s
+	head -c 5M /dev/zero | tr '\0' ' ' > "$WWW/v2/t5/s/manifests/s"
+	edr_run create s --from "docker://127.0.0.1:$HTTP_PORT/t5/s:s" --insecure-http
+	assert_refused s "larger than 4194304 bytes"
+	assert_cache_sound
+}
+
+@test "docker:// a manifest that does not match the digest asked for is refused" {
+	hostile_setup t6/s
+	other=$(printf '0%.0s' {1..64})
+	cp "$WWW/v2/t6/s/manifests/s" "$WWW/v2/t6/s/manifests/sha256:$other"
+	edr_run create s --from "docker://127.0.0.1:$HTTP_PORT/t6/s@sha256:$other" --insecure-http
+	assert_refused s "whose digest is sha256:"
+}
+
+@test "docker:// a config that is not JSON is refused" {
+	image "$T/lay" <<< "{\"tag\": \"s\", \"layers\": [$BASE_LAYER], \"hostile\": {\"config_not_json\": true}}" >/dev/null
+	static_registry "$T/lay" s t7/s
+	edr_run create s --from "docker://127.0.0.1:$HTTP_PORT/t7/s:s" --insecure-http
+	assert_refused s "not valid JSON"
+}
