@@ -14,7 +14,7 @@ _enter_devroot()
 		words=("${COMP_WORDS[@]}")
 		cword=$COMP_CWORD
 	}
-	local subcommands="create enter run list path remove templates fetch cache doctor help"
+	local subcommands="create enter run list images path remove templates fetch cache doctor help"
 
 	if [[ $cword -eq 1 ]]; then
 		COMPREPLY=($(compgen -W "$subcommands --help --version" -- "$cur"))
@@ -33,22 +33,29 @@ _enter_devroot()
 	fi
 
 	case $prev in
-	--from|--cacert) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
+	--from)
+		# Files, and the image transports (docker://, oci:DIR, docker-archive:FILE).
+		COMPREPLY=($(compgen -f -- "$cur"))
+		[[ $cur == *[:/]* ]] || COMPREPLY+=($(compgen -W "docker:// oci: docker-archive:" -- "$cur"))
+		compopt -o filenames 2>/dev/null; return ;;
+	--cacert) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
 	--workdir|--template|--sha256|--env|--index) return ;;
+	--platform) COMPREPLY=($(compgen -W "linux/amd64 linux/arm64 linux/arm/v7 linux/386 linux/ppc64le linux/s390x linux/riscv64" -- "$cur")); return ;;
 	--mode) COMPREPLY=($(compgen -W "auto chroot userns" -- "$cur")); return ;;
 	esac
 
 	local opts=""
 	case $sub in
-	create) opts="--from --template --sha256 --no-verify --max-size --index --cacert --quiet --help" ;;
+	create) opts="--from --template --sha256 --no-verify --max-size --index --cacert --quiet --platform --insecure-http --help" ;;
 	templates) opts="--index --json --cacert --help" ;;
 	fetch) opts="--index --cacert --quiet --help" ;;
 	cache)
 		[[ $cword -eq 2 ]] && { COMPREPLY=($(compgen -W "list clean" -- "$cur")); return; }
 		opts="--json --quiet --help" ;;
 
-	enter|run) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --help" ;;
-	list) opts="--json --help" ;;
+	enter) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --help" ;;
+	run) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --entrypoint --help" ;;
+	list|images) opts="--json --help" ;;
 	path|remove|doctor) opts="--help" ;;
 	help) COMPREPLY=($(compgen -W "$subcommands" -- "$cur")); return ;;
 	esac
