@@ -1,0 +1,75 @@
+/* The callbacks Slurm looks up, each switching on who is calling (plugin.h). */
+#include "spank/plugin.h"
+
+SPANK_PLUGIN (enter_devroot, 1);
+
+int
+slurm_spank_init (spank_t sp, int ac, char **av)
+{
+  switch (spank_context ())
+    {
+    case S_CTX_LOCAL:
+    case S_CTX_REMOTE:
+    case S_CTX_ALLOCATOR:
+      if (config_parse (ac, av) < 0)
+        return -1;
+      return options_register (sp);
+    default:
+      return 0;
+    }
+}
+
+int
+slurm_spank_init_post_opt (spank_t sp, int ac, char **av)
+{
+  (void) ac;
+  (void) av;
+  switch (spank_context ())
+    {
+    case S_CTX_LOCAL:
+    case S_CTX_REMOTE:
+      return options_from_env (sp);
+    default:
+      return 0;
+    }
+}
+
+int
+slurm_spank_local_user_init (spank_t sp, int ac, char **av)
+{
+  (void) ac;
+  (void) av;
+  return spank_context () == S_CTX_LOCAL ? srun_local_user_init (sp) : 0;
+}
+
+int
+slurm_spank_user_init (spank_t sp, int ac, char **av)
+{
+  (void) ac;
+  (void) av;
+  return spank_context () == S_CTX_REMOTE ? stepd_user_init (sp) : 0;
+}
+
+int
+slurm_spank_task_init (spank_t sp, int ac, char **av)
+{
+  (void) ac;
+  (void) av;
+  return spank_context () == S_CTX_REMOTE ? task_init (sp) : 0;
+}
+
+int
+slurm_spank_task_exit (spank_t sp, int ac, char **av)
+{
+  (void) ac;
+  (void) av;
+  return spank_context () == S_CTX_REMOTE ? stepd_task_exit (sp) : 0;
+}
+
+int
+slurm_spank_exit (spank_t sp, int ac, char **av)
+{
+  (void) ac;
+  (void) av;
+  return spank_context () == S_CTX_REMOTE ? stepd_exit (sp) : 0;
+}

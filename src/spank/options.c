@@ -1,0 +1,264 @@
+/* What the user asks for (one table of options, each with an environment fallback) and what
+ * the admin set in plugstack.conf. Runs in every context: srun and sbatch/salloc as the user,
+ * slurmstepd as root, where it only parses strings. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <slurm/slurm.h>
+
+#include "spank/plugin.h"
+
+#ifndef ENTER_DEVROOT_BIN
+#error "ENTER_DEVROOT_BIN: the installed enter-devroot, set by Makefile.am"
+#endif
+
+struct devroot_request request;
+struct devroot_config config;
+
+enum option_id
+{
+  OPT_IMAGE,
+  OPT_WORKDIR,
+  OPT_ENV,
+  OPT_ROOT,
+};
+
+/* One row per option: our name, pyxis's (pyxis_compat=1), the environment variables that
+ * stand in when the option is not given. */
+struct option_row
+{
+  enum option_id id;
+  const char *name, *pyxis_name;
+  const char *env, *pyxis_env;
+  const char *arginfo; /* NULL: a flag */
+  const char *usage;
+};
+
+static const struct option_row rows[] = {
+  { OPT_IMAGE, "devroot-image", "container-image", "DEVROOT_IMAGE", "PYXIS_CONTAINER_IMAGE",
+    "SOURCE", "run the tasks in a devroot made from SOURCE: a template name, a tarball path "
+    "or URL, anything 'enter-devroot create --from' takes" },
+  { OPT_WORKDIR, "devroot-workdir", "container-workdir", "DEVROOT_WORKDIR",
+    "PYXIS_CONTAINER_WORKDIR", "DIR", "start the tasks in DIR inside the devroot" },
+  { OPT_ENV, "devroot-env", "container-env", "DEVROOT_ENV", "PYXIS_CONTAINER_ENV", "NAME,...",
+    "pass these variables of the job into the devroot (SLURM_* always are)" },
+  { OPT_ROOT, "devroot-root", "container-remap-root", "DEVROOT_ROOT",
+    "PYXIS_CONTAINER_REMAP_ROOT", NULL,
+    "look like root inside the devroot, for package managers (enter-devroot run --root)" },
+};
+
+#define N_ROWS (sizeof rows / sizeof rows[0])
+
+static const struct option_row *
+row_for (enum option_id id)
+{
+  for (size_t i = 0; i < N_ROWS; i++)
+    if (rows[i].id == id)
+      return &rows[i];
+  return NULL;
+}
+
+static const char *
+option_name (const struct option_row *r)
+{
+  return config.pyxis_compat ? r->pyxis_name : r->name;
+}
+
+static bool
+is_env_name (const char *s, size_t len)
+{
+  if (len == 0 || (s[0] >= '0' && s[0] <= '9'))
+    return false;
+  for (size_t i = 0; i < len; i++)
+    if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z')
+          || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+      return false;
+  return true;
+}
+
+/* Check VALUE for option ID and keep it; -1 with one error line naming the option. */
+static int
+set_option (enum option_id id, const char *value, const char *from)
+{
+  char **slot = NULL;
+  switch (id)
+    {
+    case OPT_IMAGE:
+      if (value == NULL || value[0] == '\0')
+        {
+          slurm_error ("%s: %s: empty image", PLUGIN_NAME, from);
+          return -1;
+        }
+      slot = &request.image;
+      break;
+    case OPT_WORKDIR:
+      if (value == NULL || value[0] != '/')
+        {
+          slurm_error ("%s: %s '%s': not an absolute path", PLUGIN_NAME, from,
+                       value != NULL ? value : "");
+          return -1;
+        }
+      slot = &request.workdir;
+      break;
+    case OPT_ENV:
+      for (const char *p = value; p != NULL && *p != '\0';)
+        {
+          size_t len = strcspn (p, ",");
+          if (!is_env_name (p, len))
+            {
+              slurm_error ("%s: %s '%s': not a list of variable names", PLUGIN_NAME, from, value);
+              return -1;
+            }
+          p += len + (p[len] == ',');
+        }
+      slot = &request.env;
+      break;
+    case OPT_ROOT:
+      request.root = value == NULL || strcmp (value, "0") != 0;
+      return 0;
+    }
+  char *copy = strdup (value);
+  if (copy == NULL)
+    {
+      slurm_error ("%s: out of memory", PLUGIN_NAME);
+      return -1;
+    }
+  free (*slot);
+  *slot = copy;
+  return 0;
+}
+
+static int
+option_cb (int val, const char *optarg, int remote)
+{
+  (void) remote;
+  const struct option_row *r = row_for ((enum option_id) val);
+  if (r == NULL)
+    return -1;
+  char from[SPANK_OPTION_MAXLEN + 3];
+  snprintf (from, sizeof from, "--%s", option_name (r));
+  return set_option (r->id, optarg, from);
+}
+
+int
+options_register (spank_t sp)
+{
+  for (size_t i = 0; i < N_ROWS; i++)
+    {
+      /* Slurm keeps the strings for the life of the process, and wants them writable. */
+      struct spank_option o = {
+        .name = strdup (option_name (&rows[i])),
+        .arginfo = rows[i].arginfo != NULL ? strdup (rows[i].arginfo) : NULL,
+        .usage = strdup (rows[i].usage),
+        .has_arg = rows[i].arginfo != NULL,
+        .val = rows[i].id,
+        .cb = option_cb,
+      };
+      if (o.name == NULL || o.usage == NULL || (rows[i].arginfo != NULL && o.arginfo == NULL))
+        {
+          slurm_error ("%s: out of memory", PLUGIN_NAME);
+          return -1;
+        }
+      spank_err_t err = spank_option_register (sp, &o);
+      if (err != ESPANK_SUCCESS)
+        {
+          slurm_error ("%s: cannot register --%s: %s", PLUGIN_NAME, o.name, spank_strerror (err));
+          return -1;
+        }
+    }
+  return 0;
+}
+
+/* The job's variable NAME: srun's own environment is the job's; slurmstepd reads the job's. */
+static char *
+job_getenv (spank_t sp, const char *name)
+{
+  if (spank_context () != S_CTX_REMOTE)
+    {
+      const char *v = getenv (name);
+      return v != NULL ? strdup (v) : NULL;
+    }
+  char buf[4096];
+  if (spank_getenv (sp, name, buf, sizeof buf) != ESPANK_SUCCESS)
+    return NULL;
+  return strdup (buf);
+}
+
+static bool
+option_given (enum option_id id)
+{
+  switch (id)
+    {
+    case OPT_IMAGE: return request.image != NULL;
+    case OPT_WORKDIR: return request.workdir != NULL;
+    case OPT_ENV: return request.env != NULL;
+    case OPT_ROOT: return request.root;
+    }
+  return false;
+}
+
+int
+options_from_env (spank_t sp)
+{
+  for (size_t i = 0; i < N_ROWS; i++)
+    {
+      if (option_given (rows[i].id))
+        continue;
+      const char *var = config.pyxis_compat ? rows[i].pyxis_env : rows[i].env;
+      char *value = job_getenv (sp, var);
+      if (value == NULL)
+        continue;
+      int r = set_option (rows[i].id, value, var);
+      free (value);
+      if (r < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
+config_parse (int ac, char **av)
+{
+  static const char bin_key[] = "enter_devroot=", compat_key[] = "pyxis_compat=";
+  config.enter_devroot = ENTER_DEVROOT_BIN;
+  for (int i = 0; i < ac; i++)
+    {
+      if (strncmp (av[i], bin_key, sizeof bin_key - 1) == 0 && av[i][sizeof bin_key - 1] == '/')
+        config.enter_devroot = av[i] + sizeof bin_key - 1;
+      else if (strcmp (av[i], "pyxis_compat=1") == 0 || strcmp (av[i], "pyxis_compat=0") == 0)
+        config.pyxis_compat = av[i][sizeof compat_key - 1] == '1';
+      else
+        {
+          slurm_error ("%s: plugstack.conf: unknown argument '%s' (enter_devroot=/ABSOLUTE/PATH, "
+                       "pyxis_compat=0|1)", PLUGIN_NAME, av[i]);
+          return -1;
+        }
+    }
+  return 0;
+}
+
+int
+root_name (spank_t sp, char name[ROOT_NAME_MAX + 1])
+{
+  uint32_t job, step, node;
+  if (spank_get_item (sp, S_JOB_ID, &job) != ESPANK_SUCCESS
+      || spank_get_item (sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS
+      || spank_get_item (sp, S_JOB_NODEID, &node) != ESPANK_SUCCESS)
+    return -1;
+  char step_s[16];
+  if (step == SLURM_BATCH_SCRIPT)
+    snprintf (step_s, sizeof step_s, "batch");
+  else if (step == SLURM_INTERACTIVE_STEP)
+    snprintf (step_s, sizeof step_s, "interactive");
+  else
+    snprintf (step_s, sizeof step_s, "%u", step);
+  int n = snprintf (name, ROOT_NAME_MAX + 1, "slurm-%u.%s.%u", job, step_s, node);
+  return n > 0 && n <= ROOT_NAME_MAX ? 0 : -1;
+}
+
+bool
+image_is_template (const char *image)
+{
+  /* Paths and URLs have a '/'; a template name never does (the catalogue refuses one). */
+  return strchr (image, '/') == NULL && strchr (image, ':') == NULL;
+}

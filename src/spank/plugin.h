@@ -1,0 +1,86 @@
+/* spank_enter_devroot.so: devroots for Slurm jobs (srun/sbatch/salloc --devroot-image=...).
+ *
+ * The plugin only orchestrates: every root is created, entered and removed by the installed
+ * enter-devroot binary, the one a user runs by hand, so there is one implementation of
+ * entering. Each file holds the code of one Slurm context and says in its name who runs it:
+ *
+ *   dispatch.c          every context: the callbacks Slurm looks up, switching on the context
+ *   options.c           every context: the option table, DEVROOT_* fallbacks, plugstack args
+ *   srun-as-user.c      srun, the user's own process: one pull per job, before tasks launch
+ *   stepd-as-root.c     slurmstepd, root: the step's shared state; the root's removal
+ *   task-as-user.c      each task, already the job's user: prepare once per node, then exec
+ *   as-user.c           the one way root code acts for the user: a child fully dropped to
+ *                       the job's uid, gid and groups execs enter-devroot
+ *
+ * A step's tasks on one node share one root, named for the job, the step and the node
+ * (root_name), which the first task to start creates and the last to exit has removed:
+ * cleanup is keyed on the job, never on the user. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <slurm/spank.h>
+
+#define PLUGIN_NAME "spank_enter_devroot"
+#define ROOT_NAME_MAX 64
+
+struct devroot_request
+{
+  char *image;   /* --devroot-image: a template name or anything `create --from` takes */
+  char *workdir; /* --devroot-workdir */
+  char *env;     /* --devroot-env: NAME,NAME,... passed into the root */
+  bool root;     /* --devroot-root: root emulation (run --root) */
+};
+
+struct devroot_config
+{
+  const char *enter_devroot; /* enter_devroot=PATH: the binary; default the installed one */
+  bool pyxis_compat;   /* pyxis_compat=1: pyxis's option names instead of ours */
+};
+
+extern struct devroot_request request;
+extern struct devroot_config config;
+
+/* options.c */
+int config_parse (int ac, char **av);
+int options_register (spank_t sp);
+/* Fill what no option set from the DEVROOT_* (or, with pyxis_compat, PYXIS_CONTAINER_*)
+ * variables of the job's environment. */
+int options_from_env (spank_t sp);
+/* The step's root on this node: slurm-JOB.STEP.NODE (NODE: the step's node index), or -1. */
+int root_name (spank_t sp, char name[ROOT_NAME_MAX + 1]);
+/* Whether IMAGE names a template of the catalogue rather than a file or URL. */
+bool image_is_template (const char *image);
+
+/* as-user.c: run enter-devroot ARGV (argv[0] is replaced by the binary's path) in a child
+ * fully dropped to the job's user, with ENV; its stdout and stderr go where ours go.
+ * Returns its exit status, or -1 when it could not be run. */
+int as_user_run (spank_t sp, const char *const *argv, char *const *env);
+/* Exec enter-devroot with ARGV and ENV; returns only on failure. */
+void exec_enter_devroot (const char *const *argv, char *const *env);
+/* For a process that is already the job's user (srun, a task): fork, exec, wait; the
+ * child's stdout goes to stderr when STDOUT_TO_STDERR (output the job's must not hold). */
+int run_and_wait (const char *const *argv, char *const *env, bool stdout_to_stderr);
+
+/* Per context (dispatch.c calls them). */
+int srun_local_user_init (spank_t sp);
+int stepd_user_init (spank_t sp);
+int stepd_task_exit (spank_t sp);
+int stepd_exit (spank_t sp);
+int task_init (spank_t sp);
+
+/* stepd-as-root.c: the state the step's tasks on this node share (in memory slurmstepd
+ * maps before forking them). */
+enum prepare_state
+{
+  PREPARE_PENDING = 0,
+  PREPARE_DONE,
+  PREPARE_FAILED,
+};
+struct step_shared;
+/* Take the lock shared by the step's local tasks; NULL when there is no shared state. */
+struct step_shared *step_shared_lock (void);
+void step_shared_unlock (struct step_shared *s);
+enum prepare_state step_shared_state (const struct step_shared *s);
+void step_shared_set_state (struct step_shared *s, enum prepare_state state);

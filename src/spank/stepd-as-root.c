@@ -1,0 +1,142 @@
+/* slurmstepd, once per step on each node, as root (user_init runs with only the effective
+ * ids switched to the user's). It never touches a user path: it maps the memory the step's
+ * tasks share before it forks them, and when the last of them exits has the root removed
+ * by enter-devroot in a child fully dropped to the user (as-user.c). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/mman.h>
+
+#include "spank/plugin.h"
+
+/* Lives in a shared anonymous mapping: every task forked after user_init sees it. The mutex
+ * is robust: a task killed while preparing hands it to the next one, which sees
+ * EOWNERDEAD and finds the state still pending (so it prepares instead). */
+struct step_shared
+{
+  pthread_mutex_t lock;
+  enum prepare_state state;
+};
+
+static struct step_shared *shared;
+
+int
+stepd_user_init (spank_t sp)
+{
+  (void) sp;
+  if (request.image == NULL)
+    return 0;
+  void *m = mmap (NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED)
+    {
+      slurm_error ("%s: mmap: %m", PLUGIN_NAME);
+      return -1;
+    }
+  shared = m;
+  pthread_mutexattr_t a;
+  if (pthread_mutexattr_init (&a) != 0 || pthread_mutexattr_setpshared (&a, PTHREAD_PROCESS_SHARED) != 0
+      || pthread_mutexattr_setrobust (&a, PTHREAD_MUTEX_ROBUST) != 0
+      || pthread_mutex_init (&shared->lock, &a) != 0)
+    {
+      slurm_error ("%s: cannot make the step's shared lock", PLUGIN_NAME);
+      return -1;
+    }
+  pthread_mutexattr_destroy (&a);
+  shared->state = PREPARE_PENDING;
+  return 0;
+}
+
+struct step_shared *
+step_shared_lock (void)
+{
+  if (shared == NULL)
+    return NULL;
+  int r = pthread_mutex_lock (&shared->lock);
+  if (r == EOWNERDEAD)
+    r = pthread_mutex_consistent (&shared->lock);
+  return r == 0 ? shared : NULL;
+}
+
+void
+step_shared_unlock (struct step_shared *s)
+{
+  pthread_mutex_unlock (&s->lock);
+}
+
+enum prepare_state
+step_shared_state (const struct step_shared *s)
+{
+  return s->state;
+}
+
+void
+step_shared_set_state (struct step_shared *s, enum prepare_state state)
+{
+  s->state = state;
+}
+
+/* The job's value of NAME as "NAME=value" in BUF, or false. */
+static bool
+job_assignment (spank_t sp, const char *name, char *buf, size_t size)
+{
+  size_t n = strlen (name);
+  if (n + 2 > size)
+    return false;
+  memcpy (buf, name, n);
+  buf[n] = '=';
+  return spank_getenv (sp, name, buf + n + 1, (int) (size - n - 1)) == ESPANK_SUCCESS;
+}
+
+/* Have enter-devroot remove the step's root on this node, once. */
+static int
+remove_root (spank_t sp)
+{
+  if (shared == NULL || shared->state != PREPARE_DONE)
+    return 0;
+  shared->state = PREPARE_PENDING; /* removed, or tried: never twice */
+  char name[ROOT_NAME_MAX + 1];
+  if (root_name (sp, name) < 0)
+    return -1;
+  /* enter-devroot finds the user's store from HOME and XDG_DATA_HOME, as the tasks did. */
+  static char path[] = "PATH=/usr/bin:/bin";
+  char home[4096], data[4096];
+  char *env[4] = { path, NULL, NULL, NULL };
+  size_t n = 1;
+  if (job_assignment (sp, "HOME", home, sizeof home))
+    env[n++] = home;
+  if (job_assignment (sp, "XDG_DATA_HOME", data, sizeof data))
+    env[n++] = data;
+  const char *argv[] = { "enter-devroot", "remove", name, NULL };
+  int status = as_user_run (sp, argv, env);
+  if (status != 0)
+    slurm_error ("%s: devroot %s of this step was not removed (status %d)", PLUGIN_NAME, name,
+                 status);
+  return status == 0 ? 0 : -1;
+}
+
+/* slurmstepd reaps every task of the step here, in its own process, and only then tells srun
+ * that the task ended: removing the root when the last local task exits means srun never
+ * returns before the root is gone. */
+int
+stepd_task_exit (spank_t sp)
+{
+  static uint32_t exited;
+  uint32_t local_tasks;
+  if (shared == NULL || spank_get_item (sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks) != ESPANK_SUCCESS)
+    return 0;
+  if (++exited < local_tasks)
+    return 0;
+  return remove_root (sp);
+}
+
+/* The step's end on this node: the root is gone already unless a task never started. */
+int
+stepd_exit (spank_t sp)
+{
+  int r = remove_root (sp);
+  if (shared != NULL)
+    munmap (shared, sizeof *shared);
+  shared = NULL;
+  return r;
+}

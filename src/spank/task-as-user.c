@@ -1,0 +1,188 @@
+/* Each task of a step, in the task's own process, already the job's user (Slurm has dropped
+ * to the job's ids and groups), just before Slurm would exec the command. The first task
+ * on the node has enter-devroot create the step's root, the others wait for it on the
+ * step's shared lock; then every task becomes `enter-devroot run ROOT -- COMMAND`, so the
+ * command runs inside the root, entered the way a user's own `run` enters it. Output goes
+ * to the task's stderr, which srun prints on the user's terminal. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <slurm/slurm.h>
+
+#include "spank/plugin.h"
+
+/* Variables of the job that always go into the root: what MPI and job scripts read. */
+static const char *const passed_prefixes[] = { "SLURM_", "SLURMD_", "PMI_", "PMIX_", "OMPI_" };
+
+/* enter-devroot's argv never holds more than this beside the job's own; the --env ones are
+ * counted apart. */
+#define RUN_FIXED_ARGS 16
+/* A batch script's "#!" line we read the interpreter from. */
+#define SHEBANG_MAX 256
+
+static int
+create_root (char *const *env, const char *name)
+{
+  const char *argv[] = { "enter-devroot", "create", name,
+                         image_is_template (request.image) ? "--template" : "--from",
+                         request.image, NULL };
+  fprintf (stderr, "%s: creating devroot %s from %s\n", PLUGIN_NAME, name, request.image);
+  int status = run_and_wait (argv, env, true);
+  if (status != 0)
+    fprintf (stderr, "%s: cannot create the devroot from %s (the line above says why); the "
+             "command was not run\n", PLUGIN_NAME, request.image);
+  return status == 0 ? 0 : -1;
+}
+
+/* The first task creates the root; the others wait for it, then find it ready, or failed. */
+static int
+prepare_root (char *const *env, const char *name)
+{
+  struct step_shared *s = step_shared_lock ();
+  if (s == NULL)
+    {
+      fprintf (stderr, "%s: the step's shared state is missing\n", PLUGIN_NAME);
+      return -1;
+    }
+  int r = 0;
+  switch (step_shared_state (s))
+    {
+    case PREPARE_PENDING:
+      r = create_root (env, name);
+      step_shared_set_state (s, r == 0 ? PREPARE_DONE : PREPARE_FAILED);
+      break;
+    case PREPARE_DONE:
+      break;
+    case PREPARE_FAILED:
+      fprintf (stderr, "%s: the devroot from %s could not be created on this node (another "
+               "task said why); the command was not run\n", PLUGIN_NAME, request.image);
+      r = -1;
+      break;
+    }
+  step_shared_unlock (s);
+  return r;
+}
+
+static bool
+passed_by_default (const char *kv)
+{
+  for (size_t i = 0; i < sizeof passed_prefixes / sizeof passed_prefixes[0]; i++)
+    if (strncmp (kv, passed_prefixes[i], strlen (passed_prefixes[i])) == 0)
+      return true;
+  return false;
+}
+
+/* Whether KV's name is one of --devroot-env's NAME,NAME,... */
+static bool
+passed_by_request (const char *kv)
+{
+  size_t len = strcspn (kv, "=");
+  for (const char *p = request.env; p != NULL && *p != '\0';)
+    {
+      size_t n = strcspn (p, ",");
+      if (n == len && strncmp (p, kv, n) == 0)
+        return true;
+      p += n + (p[n] == ',');
+    }
+  return false;
+}
+
+/* A batch script lives in slurmd's spool, outside the root: it is fed to its interpreter
+ * inside on standard input instead. *INTERP receives the "#!" interpreter (default /bin/sh). */
+static int
+script_on_stdin (const char *script, char interp[SHEBANG_MAX])
+{
+  int fd = open (script, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      fprintf (stderr, "%s: cannot open the batch script %s: %s\n", PLUGIN_NAME, script,
+               strerror (errno));
+      return -1;
+    }
+  char line[SHEBANG_MAX];
+  ssize_t n = pread (fd, line, sizeof line - 1, 0);
+  line[n > 0 ? n : 0] = '\0';
+  snprintf (interp, SHEBANG_MAX, "/bin/sh");
+  if (strncmp (line, "#!", 2) == 0)
+    {
+      char *p = line + 2 + strspn (line + 2, " \t");
+      size_t len = strcspn (p, " \t\n");
+      if (len > 0 && p[0] == '/')
+        snprintf (interp, SHEBANG_MAX, "%.*s", (int) len, p);
+    }
+  if (dup2 (fd, STDIN_FILENO) < 0)
+    {
+      fprintf (stderr, "%s: dup2: %s\n", PLUGIN_NAME, strerror (errno));
+      close (fd);
+      return -1;
+    }
+  close (fd);
+  return 0;
+}
+
+int
+task_init (spank_t sp)
+{
+  if (request.image == NULL)
+    return 0;
+  char name[ROOT_NAME_MAX + 1];
+  int argc;
+  char **job_argv, **env;
+  uint32_t step;
+  if (root_name (sp, name) < 0 || spank_get_item (sp, S_JOB_ARGV, &argc, &job_argv) != ESPANK_SUCCESS
+      || spank_get_item (sp, S_JOB_ENV, &env) != ESPANK_SUCCESS
+      || spank_get_item (sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || argc < 1)
+    {
+      fprintf (stderr, "%s: cannot read the task's command and environment\n", PLUGIN_NAME);
+      return -1;
+    }
+  if (prepare_root (env, name) < 0)
+    return -1;
+
+  size_t n_env = 0;
+  for (char **e = env; *e != NULL; e++)
+    n_env++;
+  const char **argv = calloc (RUN_FIXED_ARGS + 2 * n_env + (size_t) argc + 1, sizeof *argv);
+  if (argv == NULL)
+    return -1;
+  size_t i = 0;
+  argv[i++] = "enter-devroot";
+  argv[i++] = "run";
+  if (request.workdir != NULL)
+    {
+      argv[i++] = "--workdir";
+      argv[i++] = request.workdir;
+    }
+  if (request.root)
+    argv[i++] = "--root";
+  for (char **e = env; *e != NULL; e++)
+    if (strchr (*e, '=') != NULL && (passed_by_default (*e) || passed_by_request (*e)))
+      {
+        argv[i++] = "--env";
+        argv[i++] = *e;
+      }
+  argv[i++] = name;
+  argv[i++] = "--";
+  char interp[SHEBANG_MAX];
+  if (step == SLURM_BATCH_SCRIPT)
+    {
+      if (script_on_stdin (job_argv[0], interp) < 0)
+        return -1;
+      argv[i++] = interp;
+      argv[i++] = "-s";
+      argv[i++] = "--";
+      for (int a = 1; a < argc; a++)
+        argv[i++] = job_argv[a];
+    }
+  else
+    for (int a = 0; a < argc; a++)
+      argv[i++] = job_argv[a];
+  argv[i] = NULL;
+  exec_enter_devroot (argv, env);
+  fprintf (stderr, "%s: cannot run %s: %s\n", PLUGIN_NAME, config.enter_devroot, strerror (errno));
+  free (argv);
+  return -1;
+}
