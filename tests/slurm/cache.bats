@@ -6,25 +6,7 @@
 load common
 
 setup_file() {
-	# A web server on 127.0.0.1 (the suite's network namespace has nothing else), serving
-	# the template t.tar.gz and a catalogue naming it at a throttled path, so that the
-	# tasks of a job really do ask for it at the same time.
-	export S=$BATS_FILE_TMPDIR WWW=$BATS_FILE_TMPDIR/www
-	mkdir -p "$WWW"
-	: >"$S/http.log"
-	cp "$EDR_TEMPLATE" "$WWW/t.tar.gz"
-	TSHA=$(sha256sum "$WWW/t.tar.gz" | cut -d' ' -f1)
-	TSIZE=$(stat -c %s "$WWW/t.tar.gz")
-	python3 "$EDR_HTTP_SERVER" --log "$S/http.log" --port-file "$S/http.port" "$WWW" \
-		>/dev/null 2>"$S/http.err" &
-	echo $! >"$S/http.pid"
-	local i
-	for i in $(seq 100); do
-		[[ -s $S/http.port ]] && break
-		sleep 0.1
-	done
-	[[ -s $S/http.port ]] || { cat "$S/http.err" >&2; return 1; }
-	export HTTP=http://127.0.0.1:$(cat "$S/http.port") TSHA TSIZE
+	http_serve_template
 	# 1 MB at 400 kB/s: about 2.5 s, long enough for every task to be waiting on the lock.
 	printf '[t]\nurl = @rate=400000/t.tar.gz\nsha256 = %s\nsize = %s\ndescription = t\n' \
 		"$TSHA" "$TSIZE" >"$WWW/index"
@@ -34,10 +16,7 @@ setup_file() {
 		"$TSHA" "$TSIZE" >"$WWW/fast-index"
 }
 
-teardown_file() {
-	[[ -f $S/http.pid ]] && kill "$(cat "$S/http.pid")" 2>/dev/null
-	true
-}
+teardown_file() { http_stop; }
 
 setup() {
 	slurm_setup
@@ -45,9 +24,6 @@ setup() {
 	MARK=$(wc -l <"$S/http.log")
 }
 teardown() { slurm_teardown; }
-
-# How many requests for the template the server got since the test started.
-downloads() { tail -n +"$((MARK + 1))" "$S/http.log" | grep -c 't\.tar\.gz ' || true; }
 
 assert_cached_once() { # CACHE_DIR
 	local files

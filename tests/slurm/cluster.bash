@@ -15,6 +15,7 @@ CLUSTER_STOP_WAIT=20   # seconds for the jobs to end and the daemons to exit on 
 CLUSTER_CPUS=4         # per node: srun -N2 -n8 must fit without oversubscribing
 CLUSTER_PIDS=()       # every daemon started, in order
 CLUSTER_CTLD_PID=
+CLUSTER_PLUGSTACK=${CLUSTER_PLUGSTACK:-} # plugstack.conf's lines (the SPANK plugins to load)
 
 cluster_free_port() {
 	/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -79,7 +80,7 @@ cluster_nodes_idle() {
 cluster_start() { # DIR USER
 	local d=$1 user=$2 p_ctld p_n1 p_n2 n
 	mkdir -m 755 -p "$d" "$d/state" "$d/spool"
-	: >"$d/plugstack.conf"
+	printf '%s\n' "$CLUSTER_PLUGSTACK" >"$d/plugstack.conf"
 
 	# munged refuses a key or socket directory others can write; it runs as its own user.
 	install -d -m 755 -o munge -g munge "$d/munge"
@@ -133,4 +134,5 @@ cluster_stop() {
 	wait "${CLUSTER_PIDS[@]}" 2>/dev/null
 	CLUSTER_PIDS=()       # every daemon started, in order
 CLUSTER_CTLD_PID=
+CLUSTER_PLUGSTACK=${CLUSTER_PLUGSTACK:-} # plugstack.conf's lines (the SPANK plugins to load)
 }

@@ -49,3 +49,33 @@ assert_status() {
 	[[ $status -eq $1 ]] || fail "expected exit status $1, got $status
 $(last_run)"
 }
+
+# ---- A web server on 127.0.0.1 for a suite (the network namespace has nothing else):
+# tests/fetch/server.py serving $WWW/t.tar.gz (the template; digest TSHA, size TSIZE) at
+# $HTTP. Call http_serve_template from setup_file and http_stop from teardown_file; a test
+# sets MARK=$(wc -l <"$S/http.log") first, and `downloads` counts its template requests.
+http_serve_template() {
+	export S=$BATS_FILE_TMPDIR WWW=$BATS_FILE_TMPDIR/www
+	mkdir -p "$WWW"
+	: >"$S/http.log"
+	cp "$EDR_TEMPLATE" "$WWW/t.tar.gz"
+	TSHA=$(sha256sum "$WWW/t.tar.gz" | cut -d' ' -f1)
+	TSIZE=$(stat -c %s "$WWW/t.tar.gz")
+	python3 "$EDR_HTTP_SERVER" --log "$S/http.log" --port-file "$S/http.port" "$WWW" \
+		>/dev/null 2>"$S/http.err" &
+	echo $! >"$S/http.pid"
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[[ -s $S/http.port ]] && break
+		sleep 0.1
+	done
+	[[ -s $S/http.port ]] || { cat "$S/http.err" >&2; return 1; }
+	export HTTP=http://127.0.0.1:$(cat "$S/http.port") TSHA TSIZE
+}
+
+http_stop() {
+	[[ -f $S/http.pid ]] && kill "$(cat "$S/http.pid")" 2>/dev/null
+	true
+}
+
+downloads() { tail -n +"$((MARK + 1))" "$S/http.log" | grep -c 't\.tar\.gz ' || true; }

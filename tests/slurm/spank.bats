@@ -1,0 +1,188 @@
+#!/usr/bin/env bats
+# spank_enter_devroot.so on the two-node cluster: srun/sbatch/salloc --devroot-image run
+# the tasks of a step in a devroot that enter-devroot creates once per node and removes at
+# the step's end. The runner loads the plugin twice (ours, and a copy with pyxis_compat=1),
+# with enter_devroot= pointing at a wrapper that logs the ids and arguments of every call
+# to $EDR_SPANK_CALLS before it execs the binary.
+
+load common
+
+setup_file() {
+	[[ -n ${EDR_SPANK:-} ]] || return 0
+	http_serve_template
+	printf '[t]\nurl = t.tar.gz\nsha256 = %s\nsize = %s\ndescription = t\n' \
+		"$TSHA" "$TSIZE" >"$WWW/index"
+}
+
+teardown_file() { http_stop; }
+
+setup() {
+	[[ -n ${EDR_SPANK:-} ]] || skip "spank_enter_devroot.so was not built (apt-get install libslurm-dev, then configure)"
+	slurm_setup
+	MARK=$(wc -l <"$S/http.log")
+	CALLS_MARK=$(wc -l <"$EDR_SPANK_CALLS")
+	ROOTS=$XDG_DATA_HOME/enter-devroot/roots
+}
+teardown() { slurm_teardown; }
+
+MINIMAL='PRETTY_NAME="enter-devroot minimal (busybox)"'
+
+# The plugin's calls of enter-devroot since the test started.
+calls() { tail -n +"$((CALLS_MARK + 1))" "$EDR_SPANK_CALLS"; }
+roots_left() { ls -A "$ROOTS" 2>/dev/null || true; }
+
+@test "spank: srun --help lists the options, ours and pyxis's" {
+	run srun --help
+	assert_success
+	assert_output --partial '--devroot-image=SOURCE'
+	assert_output --partial '--devroot-workdir=DIR'
+	assert_output --partial '--devroot-root'
+	assert_output --partial '--container-image=SOURCE'
+	assert_output --partial '--container-remap-root'
+}
+
+@test "spank: srun -N2 -n4 --devroot-image: every task in the root, one root per node, gone at the step's end" {
+	run --separate-stderr srun_ -N2 -n4 --ntasks-per-node=2 -l --devroot-image="$EDR_TEMPLATE" \
+		/bin/sh -c 'grep PRETTY /etc/os-release'
+	assert_success
+	for i in 0 1 2 3; do assert_line "$i: $MINIMAL"; done
+	[[ $(grep -c 'creating devroot' <<<"$stderr") -eq 2 ]] || fail "not one creation per node
+$(last_run)"
+	[[ $(calls | grep -c ' create ') -eq 2 ]] || fail "enter-devroot create ran other than twice: $(calls)"
+	[[ $(calls | grep -c ' run ') -eq 4 ]] || fail "enter-devroot run ran other than 4 times: $(calls)"
+	[[ $(calls | grep -c ' remove ') -eq 2 ]] || fail "not one removal per node: $(calls)"
+	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
+}
+
+@test "spank: the tasks of a step on one node share its root; the other node has its own" {
+	run --separate-stderr srun_ -N2 -n4 --ntasks-per-node=2 --devroot-image="$EDR_TEMPLATE" \
+		/bin/sh -c 'echo "$SLURMD_NODENAME $(ls -di / | cut -d" " -f1) $(cat /proc/sys/kernel/random/boot_id 2>/dev/null | head -c0)"; : >"/tmp/$SLURM_PROCID"; sleep 1; ls /tmp | wc -l'
+	assert_success
+	# Each task wrote one file in the root's /tmp: the two tasks of a node see both.
+	[[ $(grep -cx '2' <<<"$output") -eq 4 ]] || fail "tasks of a node do not share /tmp
+$(last_run)"
+	n1=$(grep '^n1 ' <<<"$output" | sort -u | wc -l)
+	n2=$(grep '^n2 ' <<<"$output" | sort -u | wc -l)
+	[[ $n1 -eq 1 && $n2 -eq 1 ]] || fail "a node's tasks are in different roots
+$(last_run)"
+}
+
+@test "spank: the plugin's calls run as the job's user and groups, never as root" {
+	run --separate-stderr srun_ -N1 -n2 --devroot-image="$EDR_TEMPLATE" /bin/true
+	assert_success
+	want="uid=$(id -u) gid=$(id -g) groups=$(id -G)"
+	[[ $(calls | wc -l) -eq 4 ]] || fail "expected create, 2 runs and remove: $(calls)"
+	while read -r line; do
+		[[ $line == "$want "* ]] || fail "a call not as the job's user: $line"
+	done < <(calls)
+}
+
+@test "spank: a template is fetched once, by srun, before the tasks of two nodes launch" {
+	run --separate-stderr env ENTER_DEVROOT_INDEX="$HTTP/index" ENTER_DEVROOT_CACHE="$T/shared" \
+		timeout -k 5 "$SLURM_TIMEOUT" srun -N2 -n4 --ntasks-per-node=2 --devroot-image=t \
+		/bin/sh -c 'grep PRETTY /etc/os-release'
+	assert_success
+	[[ $(grep -c "$MINIMAL" <<<"$output") -eq 4 ]] || fail "$(last_run)"
+	[[ $(downloads) -eq 1 ]] || fail "downloaded $(downloads) times"
+	[[ $(calls | grep -c ' fetch t$') -eq 1 ]] || fail "fetch ran other than once: $(calls)"
+	[[ $(calls | grep -c ' create .* --template t') -eq 2 ]] || fail "$(calls)"
+}
+
+@test "spank: a template that cannot be fetched fails srun before any task, the cause on its stderr" {
+	run --separate-stderr env ENTER_DEVROOT_INDEX="$HTTP/index" \
+		timeout -k 5 "$SLURM_TIMEOUT" srun -N1 -n1 --devroot-image=nosuch /bin/sh -c ": >$T/ran"
+	[[ $status -ne 0 ]] || fail "srun succeeded"
+	[[ $stderr == *"enter-devroot: template 'nosuch': not in catalogue"* ]] || fail "no cause
+$(last_run)"
+	[[ ! -e $T/ran ]] || fail "the command ran"
+	[[ $(calls | grep -c ' create ') -eq 0 ]] || fail "a node tried to create: $(calls)"
+}
+
+@test "spank: an image that cannot be unpacked fails the step, the cause on srun's stderr, the command not run" {
+	echo "not an archive" >"$T/bad.tar.gz"
+	run --separate-stderr srun_ -N1 -n2 --devroot-image="$T/bad.tar.gz" /bin/sh -c ": >$T/ran"
+	[[ $status -ne 0 ]] || fail "srun succeeded"
+	[[ $stderr == *"enter-devroot: "*"bad.tar.gz"* ]] || fail "no enter-devroot error naming the image
+$(last_run)"
+	[[ $stderr == *"cannot create the devroot from $T/bad.tar.gz"* ]] || fail "$(last_run)"
+	[[ ! -e $T/ran ]] || fail "the command ran"
+	[[ $(calls | grep -c ' create ') -eq 1 ]] || fail "the second task did not wait for the first: $(calls)"
+	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
+}
+
+@test "spank: sbatch --wait with #SBATCH --devroot-image runs the batch script in the root" {
+	cat >"$T/job.sh" <<EOS
+#!/bin/sh
+#SBATCH -N1
+#SBATCH --output=$T/batch.out
+#SBATCH --devroot-image=$EDR_TEMPLATE
+grep PRETTY /etc/os-release
+echo "job \$SLURM_JOB_ID"
+exit 4
+EOS
+	run bounded sbatch --wait "$T/job.sh"
+	assert_status 4
+	run cat "$T/batch.out"
+	assert_line "$MINIMAL"
+	assert_line --regexp '^job [0-9]+$'
+	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
+}
+
+@test "spank: DEVROOT_IMAGE stands in for the option, in salloc's steps too" {
+	run --separate-stderr env DEVROOT_IMAGE="$EDR_TEMPLATE" \
+		timeout -k 5 "$SLURM_TIMEOUT" salloc -N2 srun -l /bin/sh -c 'grep PRETTY /etc/os-release'
+	assert_success
+	assert_line "0: $MINIMAL"
+	assert_line "1: $MINIMAL"
+}
+
+@test "spank: pyxis_compat=1 accepts --container-image and PYXIS_CONTAINER_IMAGE" {
+	run --separate-stderr srun_ -N1 -n1 --container-image="$EDR_TEMPLATE" /bin/sh -c 'grep PRETTY /etc/os-release'
+	assert_success
+	assert_output "$MINIMAL"
+	run --separate-stderr env PYXIS_CONTAINER_IMAGE="$EDR_TEMPLATE" \
+		timeout -k 5 "$SLURM_TIMEOUT" srun -N1 -n1 /bin/sh -c 'grep PRETTY /etc/os-release'
+	assert_success
+	assert_output "$MINIMAL"
+}
+
+@test "spank: --devroot-workdir, --devroot-env and the SLURM_ variables reach the command" {
+	run --separate-stderr env KEEP=kept DROP=dropped timeout -k 5 "$SLURM_TIMEOUT" \
+		srun -N1 -n1 --devroot-image="$EDR_TEMPLATE" --devroot-workdir=/etc --devroot-env=KEEP \
+		/bin/sh -c 'echo "$(pwd) ${KEEP-unset} ${DROP-unset} $SLURM_PROCID"'
+	assert_success
+	assert_output "/etc kept unset 0"
+}
+
+@test "spank: --devroot-root looks like root inside" {
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" --devroot-root /usr/bin/id -u
+	assert_success
+	assert_output "0"
+}
+
+@test "spank: the end of job A's step leaves job B's root alone" {
+	srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" /bin/sh -c 'echo up; sleep 6' >"$T/b.out" 2>&1 &
+	local b=$! i
+	for ((i = 0; i < 100; i++)); do
+		grep -q up "$T/b.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	local b_root
+	b_root=$(roots_left)
+	[[ -n $b_root ]] || fail "job B's root is not there: $(cat "$T/b.out")"
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" /bin/true
+	assert_success
+	[[ $(roots_left) == "$b_root" ]] || fail "job B's root changed under it: '$(roots_left)' (was '$b_root')"
+	wait "$b" || fail "job B failed: $(cat "$T/b.out")"
+	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
+}
+
+@test "spank: a relative --devroot-workdir or a bad --devroot-env fails srun, naming the option" {
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" --devroot-workdir=etc /bin/true
+	[[ $status -ne 0 ]] || fail "srun succeeded"
+	[[ $stderr == *"--devroot-workdir 'etc': not an absolute path"* ]] || fail "$(last_run)"
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" --devroot-env='A,B=1' /bin/true
+	[[ $status -ne 0 ]] || fail "srun succeeded"
+	[[ $stderr == *"--devroot-env 'A,B=1': not a list of variable names"* ]] || fail "$(last_run)"
+	[[ $(calls | wc -l) -eq 0 ]] || fail "enter-devroot ran: $(calls)"
+}
