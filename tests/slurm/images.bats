@@ -1,0 +1,79 @@
+#!/usr/bin/env bats
+# Every image form through the plugin (srun --devroot-image=...), and a shared cache under
+# concurrent cold jobs pulling from a registry: Debian's docker-registry on 127.0.0.1 with
+# a CA made for the run (tests/oci/registry.bash), images written by tests/oci/mkimage.py.
+
+load ../fetch/common
+load ../oci/registry
+load common
+
+setup_file() {
+	[[ -n ${EDR_SPANK:-} ]] || return 0
+	command -v docker-registry >/dev/null && command -v skopeo >/dev/null || return 0
+	export S=$BATS_FILE_TMPDIR
+	make_certs "$S"
+	start_registry reg
+	# One image: the busybox template as its base layer, a small layer of its own, and
+	# 64 MB that do not compress, so that concurrent pulls of it overlap.
+	mkdir -p "$S/big"
+	head -c 64M /dev/urandom >"$S/big/noise"
+	tar -C "$S/big" -czf "$S/big.tar.gz" noise
+	cat >"$S/spec.json" <<-EOS
+	{"tag": "a", "layers": [{"compression": "gzip", "tarball": "$EDR_TEMPLATE"},
+	 {"compression": "gzip", "entries": [{"path": "marker", "data": "from the image"}]},
+	 {"compression": "gzip", "tarball": "$S/big.tar.gz"}]}
+	EOS
+	python3 "$BATS_TEST_DIRNAME/../oci/mkimage.py" "$S/lay" "$S/spec.json" >/dev/null
+	push "$S/lay:a" reg img:a
+	skopeo copy -q "oci:$S/lay:a" "docker-archive:$S/a.tar:img:a"
+	cp "$EDR_TEMPLATE" "$S/t.tar.gz"
+	export REG
+	REG=$(reg reg)
+}
+
+teardown_file() { stop_registries; }
+
+setup() {
+	[[ -n ${EDR_SPANK:-} ]] || skip "spank_enter_devroot.so was not built (apt-get install libslurm-dev, then configure)"
+	command -v docker-registry >/dev/null && command -v skopeo >/dev/null ||
+		skip "docker-registry and skopeo are needed (apt-get install docker-registry skopeo)"
+	slurm_setup
+	export CURL_CA_BUNDLE=$S/ca.pem # the registry's CA, for enter-devroot in every task
+}
+teardown() { slurm_teardown; }
+
+@test "images: a tarball, oci:, docker-archive: and docker:// through srun --devroot-image" {
+	local form
+	for form in "$S/t.tar.gz" "oci:$S/lay:a" "docker-archive:$S/a.tar:img:a" "docker://$REG/img:a"; do
+		run --separate-stderr srun_ -N2 -n2 --devroot-image="$form" \
+			/bin/sh -c 'echo "$(grep -c busybox /etc/os-release) $(cat /marker 2>/dev/null || echo no marker)"'
+		assert_success
+		if [[ $form == *t.tar.gz ]]; then
+			assert_output "$(printf '1 no marker\n1 no marker')"
+		else
+			assert_output "$(printf '1 from the image\n1 from the image')"
+		fi
+	done
+}
+
+@test "images: four concurrent cold jobs from docker:// share one cache and download each blob once" {
+	export ENTER_DEVROOT_CACHE=$T/shared
+	local i pids=() mark
+	mark=$(wc -l <"$S/reg.log")
+	for i in 1 2 3 4; do
+		srun_ -N1 -n2 --devroot-image="docker://$REG/img:a" /bin/sh -c 'echo "$(cat /marker)"' \
+			>"$T/job$i.out" 2>&1 &
+		pids+=($!)
+	done
+	for i in 0 1 2 3; do
+		wait "${pids[i]}" || fail "job $((i + 1)) failed: $(cat "$T/job$((i + 1)).out")"
+	done
+	for i in 1 2 3 4; do
+		[[ $(grep -c '^from the image$' "$T/job$i.out") -eq 2 ]] || fail "job $i: $(cat "$T/job$i.out")"
+	done
+	local gets
+	gets=$(tail -n +"$((mark + 1))" "$S/reg.log" | grep -o '"GET /v2/img/blobs/sha256:[0-9a-f]*' | sort | uniq -c)
+	[[ -n $gets ]] || fail "no blob was fetched from the registry"
+	[[ $(awk '$1 != 1' <<<"$gets") == "" ]] || fail "a blob was downloaded more than once:
+$gets"
+}
