@@ -1,7 +1,9 @@
 # Registries for the OCI suites, on 127.0.0.1 only, on ports chosen at run time:
-#   start_registry NAME [htpasswd]   Debian's docker-registry (distribution 2.8) with TLS
-#                                    from the suite's CA; with htpasswd, basic auth for
-#                                    user edr / password "right pass"
+#   start_registry NAME [htpasswd|token]   Debian's docker-registry (distribution 2.8)
+#                                    with TLS from the suite's CA; with htpasswd, basic auth
+#                                    for user edr / password "right pass"; with token,
+#                                    Bearer tokens from token-server.py (anonymous pulls
+#                                    of public/*, everything for edr)
 #   push LAYOUT:TAG NAME REPO:TAG [USER:PASS]   skopeo copy into it
 #   static_registry LAYOUT TAG REPO  the image as files under $WWW/v2/REPO/ for
 #                                    tests/fetch/server.py (plain http): a registry that
@@ -29,6 +31,10 @@ start_registry() { # NAME [htpasswd]: sets $S/NAME.port
 		if [[ $auth == htpasswd ]]; then
 			htpasswd -Bbn "$REG_USER" "$REG_PASS" > "$dir/htpasswd"
 			echo "auth: {htpasswd: {realm: edr-test, path: $dir/htpasswd}}"
+		elif [[ $auth == token ]]; then
+			start_token_server "$name-token" || return 1
+			echo "auth: {token: {realm: 'https://127.0.0.1:$(cat "$S/$name-token.port")/token'," \
+				"service: edr-registry, issuer: edr-issuer, rootcertbundle: $S/token.pem}}"
 		fi
 	} > "$dir/config.yml"
 	docker-registry serve "$dir/config.yml" > "$S/$name.log" 2>&1 &
@@ -40,6 +46,22 @@ start_registry() { # NAME [htpasswd]: sets $S/NAME.port
 		sleep 0.1
 	done
 	cat "$S/$name.log" >&2
+	return 1
+}
+
+start_token_server() { # NAME: its key and certificate, then the service; $S/NAME.port
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=edr-token \
+		-keyout "$S/token.key" -out "$S/token.pem" 2>/dev/null || return 1
+	python3 "$BATS_TEST_DIRNAME/token-server.py" --tls "$S/server.pem" "$S/server.key" \
+		--sign-key "$S/token.key" --sign-cert "$S/token.pem" --port-file "$S/$1.port" \
+		--log "$S/$1.log" --user "$REG_USER:$REG_PASS" 2> "$S/$1.err" &
+	echo $! > "$S/$1.pid"
+	local i
+	for i in $(seq 100); do
+		[[ -s $S/$1.port ]] && return 0
+		sleep 0.1
+	done
+	cat "$S/$1.err" >&2
 	return 1
 }
 

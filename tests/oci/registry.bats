@@ -15,6 +15,7 @@ setup_file() {
 	start_server http
 	start_registry open
 	start_registry locked htpasswd
+	start_registry tokens token
 	export HTTP_PORT CA=$S/ca.pem
 	HTTP_PORT=$(cat "$S/http.port")
 	T=$S/images
@@ -37,6 +38,8 @@ setup_file() {
 	push "$S/lay:b" open app:b
 	push "$S/lay:m" open multi:m
 	push "$S/lay:a" locked private:a "$REG_USER:$REG_PASS"
+	push "$S/lay:a" tokens public/app:a "$REG_USER:$REG_PASS"
+	push "$S/lay:b" tokens private/app:b "$REG_USER:$REG_PASS"
 	BASE_HEX=$(sha256sum "$EDR_TEMPLATE" | cut -d' ' -f1)
 	export BASE_HEX
 }
@@ -125,6 +128,31 @@ teardown() { fetch_teardown; }
 	echo '{"auths": {"'"$(reg locked)"'": {"auth": "not base64!"}}}' > "$T/auth.json"
 	REGISTRY_AUTH_FILE=$T/auth.json edr_run create p --from "docker://$(reg locked)/private:a" --cacert "$CA"
 	assert_refused p "$T/auth.json" "not base64"
+}
+
+@test "docker:// Bearer token auth: an anonymous token from the realm the challenge names" {
+	edr_run create t --from "docker://$(reg tokens)/public/app:a" --cacert "$CA" --quiet
+	assert_status 0
+	edr_run run t
+	assert_output "gzipzstd"
+	grep -q "user=anonymous granted=.*public/app" "$S/tokens-token.log" ||
+		fail "no anonymous token was issued: $(cat "$S/tokens-token.log")"
+}
+
+@test "docker:// Bearer token auth: the auth file's credentials get the token for a private repository" {
+	edr_run create t --from "docker://$(reg tokens)/private/app:b" --cacert "$CA"
+	assert_refused t "access denied" "authentication required"
+	auth_file "$T/auth.json" "$(reg tokens)" "$REG_USER:$REG_PASS"
+	REGISTRY_AUTH_FILE=$T/auth.json edr_run create t --from "docker://$(reg tokens)/private/app:b" --cacert "$CA" --quiet
+	assert_status 0
+	edr_run run t
+	assert_output "bee"
+}
+
+@test "docker:// Bearer token auth: wrong credentials are refused by the token service" {
+	auth_file "$T/auth.json" "$(reg tokens)" "$REG_USER:wrong pass"
+	REGISTRY_AUTH_FILE=$T/auth.json edr_run create t --from "docker://$(reg tokens)/private/app:b" --cacert "$CA"
+	assert_refused t "token service refused your credentials"
 }
 
 # ---- A plain-http "registry" serving files the tests choose (tests/fetch/server.py).
