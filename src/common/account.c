@@ -157,30 +157,50 @@ append_entry (int etcfd, const char *file, size_t id_field, unsigned long id, co
 }
 
 void
-account_ensure_user (int rootfd)
+account_additions (struct account_additions *out)
 {
   uid_t uid = getuid ();
   gid_t gid = getgid ();
   struct passwd *pw = getpwuid (uid);
-  cleanup_free char *name = pw != NULL ? xstrdup (pw->pw_name) : xasprintf ("user%lu", (unsigned long) uid);
+  out->name = pw != NULL ? xstrdup (pw->pw_name) : xasprintf ("user%lu", (unsigned long) uid);
   struct group *gr = getgrgid (gid);
-  cleanup_free char *group = gr != NULL ? xstrdup (gr->gr_name) : xstrdup (name);
+  cleanup_free char *group = gr != NULL ? xstrdup (gr->gr_name) : xstrdup (out->name);
+  out->uid = uid;
+  out->gid = gid;
+  out->home = xasprintf ("/home/%s", out->name);
+  out->passwd_line = xasprintf ("%s:x:%lu:%lu:%s:%s:%s", out->name, (unsigned long) uid,
+                                (unsigned long) gid, out->name, out->home, NEW_USER_SHELL);
+  out->group_line = xasprintf ("%s:x:%lu:", group, (unsigned long) gid);
+  out->group = steal_pointer (&group);
+}
+
+void
+account_additions_clear (struct account_additions *a)
+{
+  free (a->name);
+  free (a->group);
+  free (a->home);
+  free (a->passwd_line);
+  free (a->group_line);
+  *a = (struct account_additions) { 0 };
+}
+
+void
+account_ensure_user (int rootfd)
+{
+  struct account_additions add;
+  account_additions (&add);
 
   cleanup_fd int etcfd = openat (rootfd, "etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (etcfd < 0)
-    return;
-
-  cleanup_free char *home = xasprintf ("/home/%s", name);
-  cleanup_free char *pwline = xasprintf ("%s:x:%lu:%lu:%s:%s:%s", name, (unsigned long) uid,
-                                         (unsigned long) gid, name, home, NEW_USER_SHELL);
-  if (!append_entry (etcfd, "passwd", 2, uid, name, pwline))
-    return;
-  cleanup_free char *grline = xasprintf ("%s:x:%lu:", group, (unsigned long) gid);
-  append_entry (etcfd, "group", 2, gid, group, grline);
-
-  cleanup_fd int homefd = openat (rootfd, "home", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (homefd < 0 && errno == ENOENT && mkdirat (rootfd, "home", 0755) == 0)
-    homefd = openat (rootfd, "home", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (homefd < 0 || (mkdirat (homefd, name, 0755) < 0 && errno != EEXIST))
-    warn ("cannot create your home %s in the root: %s", home, strerror (errno));
+  if (etcfd >= 0 && append_entry (etcfd, "passwd", 2, add.uid, add.name, add.passwd_line))
+    {
+      append_entry (etcfd, "group", 2, add.gid, add.group, add.group_line);
+      cleanup_fd int homefd = openat (rootfd, "home",
+                                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (homefd < 0 && errno == ENOENT && mkdirat (rootfd, "home", 0755) == 0)
+        homefd = openat (rootfd, "home", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (homefd < 0 || (mkdirat (homefd, add.name, 0755) < 0 && errno != EEXIST))
+        warn ("cannot create your home %s in the root: %s", add.home, strerror (errno));
+    }
+  account_additions_clear (&add);
 }

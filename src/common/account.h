@@ -23,3 +23,17 @@ int account_parse_passwd (const char *text, uid_t uid, struct account *out);
  * shows a name and `enter` lands in a home. Works relative to ROOTFD without following
  * symlinks; problems are warnings, never fatal. */
 void account_ensure_user (int rootfd);
+
+/* What account_ensure_user adds for the calling user, so that export can leave it out. */
+struct account_additions
+{
+  uid_t uid;
+  gid_t gid;
+  char *name, *group;
+  char *home;        /* "/home/NAME" */
+  char *passwd_line; /* the /etc/passwd line, without its newline */
+  char *group_line;  /* the /etc/group line, without its newline */
+};
+
+void account_additions (struct account_additions *out);
+void account_additions_clear (struct account_additions *a);

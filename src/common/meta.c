@@ -37,6 +37,13 @@ meta_clear (struct meta *m)
 }
 
 char *
+meta_copy_stamp (const struct stat *st)
+{
+  return xasprintf ("%ju:%jd:%jd.%09ld", (uintmax_t) st->st_ino, (intmax_t) st->st_size,
+                    (intmax_t) st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+}
+
+char *
 format_rfc3339_utc (time_t t)
 {
   struct tm tm;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdint.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "common/util.h"
@@ -42,6 +43,10 @@ struct meta
 };
 
 void meta_clear (struct meta *m);
+
+/* What identifies a host file's copy in a root (host_copies): a user's edit changes the
+ * ctime (and an editor's save usually the inode). */
+char *meta_copy_stamp (const struct stat *st);
 
 /* "2026-01-31T12:00:00Z" */
 char *format_rfc3339_utc (time_t t);

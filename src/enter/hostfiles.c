@@ -125,15 +125,6 @@ hostfiles_bind (const char *name)
 
 /* ---- chroot mode */
 
-/* What identifies the copy we wrote: a user's edit changes the ctime (and an editor's
- * save usually the inode). */
-static char *
-copy_stamp (const struct stat *st)
-{
-  return xasprintf ("%ju:%jd:%jd.%09ld", (uintmax_t) st->st_ino, (intmax_t) st->st_size,
-                    (intmax_t) st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
-}
-
 /* Replace etc/NAME by CONTENT through a temporary file; the new file's stamp, or NULL. */
 static char *
 write_copy (int etc, const char *file, const char *content, size_t len)
@@ -155,7 +146,7 @@ write_copy (int etc, const char *file, const char *content, size_t len)
       errno = errsv;
       return NULL;
     }
-  return copy_stamp (&st);
+  return meta_copy_stamp (&st);
 }
 
 /* Refresh one file; true when the metadata's stamp changed. */
@@ -172,7 +163,7 @@ refresh_one (const char *name, int etc, const struct hostfile *h, char **stamp)
     {
       if (!S_ISREG (st.st_mode))
         return false; /* a symlink is the root's own choice */
-      cleanup_free char *now = copy_stamp (&st);
+      cleanup_free char *now = meta_copy_stamp (&st);
       bool ours = *stamp != NULL && strcmp (*stamp, now) == 0;
       if (st.st_size != 0 && !ours)
         return false; /* the root's own file, or one the user edited */
