@@ -138,6 +138,25 @@ static const struct command_info commands[] = {
     "List the devroots made from OCI images: name, manifest digest, image reference.\n"
     "\n"
     "  --json            one JSON array of objects with name, image and digest\n" },
+  { "export", CMD_EXPORT, true, "export NAME FILE [--compress zstd|gzip|xz|none] [--quiet]",
+    "Write devroot NAME as a tarball FILE that 'create --from' (and any tar) reads: entries\n"
+    "sorted by name, owners 0:0, hard links kept, modification times clamped to\n"
+    "$SOURCE_DATE_EPOCH when it is set, so two exports of an unchanged root are identical.\n"
+    "What create added is left out (your /etc/passwd and /etc/group lines and your home\n"
+    "/home/USER), regular files in /dev and the host's resolv.conf and hosts copied in by\n"
+    "entering are written empty. FILE is written under a temporary name and renamed.\n"
+    "\n"
+    "  --compress C      zstd (default, every core), gzip, xz or none\n"
+    "  --quiet           no progress output, errors only\n" },
+  { "publish", CMD_PUBLISH, false, "publish DIR ARCHIVE... [--description TEXT] [--quiet]",
+    "Copy (or hard-link) each exported ARCHIVE into DIR and add it to DIR's catalogue,\n"
+    "DIR/index, with its SHA-256 and size, as template NAME for ARCHIVE NAME.tar.zst (.gz,\n"
+    ".xz, .tar). An entry of the same name is replaced, the others are kept; the catalogue\n"
+    "is written under a temporary name and renamed. Serve DIR with any web server, then:\n"
+    "create NEW --template NAME --index URL/index.\n"
+    "\n"
+    "  --description TEXT  the templates' description in the catalogue (one line)\n"
+    "  --quiet           no output, errors only\n" },
   { "help", CMD_HELP, false, "help [SUBCOMMAND]", "Show help for SUBCOMMAND.\n" },
 };
 
@@ -147,7 +166,7 @@ static const char exit_status_help[] =
   "  126         the command was found but could not be executed\n"
   "  127         the command was not found\n"
   "  125         enter-devroot itself failed (usage errors included)\n"
-  "  0           success (create, list, path, remove, doctor)\n";
+  "  0           success (create, list, path, remove, doctor, export, publish)\n";
 
 static const struct command_info *
 find_command (const char *name)
@@ -227,6 +246,8 @@ enum option_id
   OPT_PLATFORM,
   OPT_INSECURE_HTTP,
   OPT_ENTRYPOINT,
+  OPT_COMPRESS,
+  OPT_DESCRIPTION,
 };
 
 struct option_info
@@ -252,7 +273,8 @@ static const struct option_info options[] = {
   { "mode", OPT_MODE, true, ENTERING },
   { "index", OPT_INDEX, true, FETCHING },
   { "cacert", OPT_CACERT, true, FETCHING },
-  { "quiet", OPT_QUIET, false, ON (CMD_CREATE) | ON (CMD_FETCH) | ON (CMD_CACHE) },
+  { "quiet", OPT_QUIET, false,
+    ON (CMD_CREATE) | ON (CMD_FETCH) | ON (CMD_CACHE) | ON (CMD_EXPORT) | ON (CMD_PUBLISH) },
   { "no-verify", OPT_NO_VERIFY, false, ON (CMD_CREATE) },
   { "max-size", OPT_MAX_SIZE, true, ON (CMD_CREATE) },
   { "no-landlock", OPT_NO_LANDLOCK, false, ENTERING },
@@ -261,7 +283,19 @@ static const struct option_info options[] = {
   { "platform", OPT_PLATFORM, true, ON (CMD_CREATE) },
   { "insecure-http", OPT_INSECURE_HTTP, false, ON (CMD_CREATE) },
   { "entrypoint", OPT_ENTRYPOINT, false, ON (CMD_RUN) },
+  { "compress", OPT_COMPRESS, true, ON (CMD_EXPORT) },
+  { "description", OPT_DESCRIPTION, true, ON (CMD_PUBLISH) },
 };
+
+/* Append S to the NULL-terminated vector *V. */
+static void
+append_word (char ***v, char *s)
+{
+  size_t n = strv_length (*v);
+  *v = xrealloc (*v, (n + 2) * sizeof (char *));
+  (*v)[n] = s;
+  (*v)[n + 1] = NULL;
+}
 
 static void
 add_env_assignment (struct cli *cli, const char *kv)
@@ -269,10 +303,7 @@ add_env_assignment (struct cli *cli, const char *kv)
   const char *why;
   if (env_check_assignment (kv, &why) < 0)
     usage_error (NULL, "invalid --env '%s': %s", kv, why);
-  size_t n = strv_length (cli->enter.env.assignments);
-  cli->enter.env.assignments = xrealloc (cli->enter.env.assignments, (n + 2) * sizeof (char *));
-  cli->enter.env.assignments[n] = xstrdup (kv);
-  cli->enter.env.assignments[n + 1] = NULL;
+  append_word (&cli->enter.env.assignments, xstrdup (kv));
 }
 
 static void
@@ -313,6 +344,17 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
     case OPT_PLATFORM: cli->platform = arg; break;
     case OPT_INSECURE_HTTP: cli->insecure_http = true; break;
     case OPT_ENTRYPOINT: cli->enter.entrypoint = true; break;
+    case OPT_COMPRESS:
+      if (strcmp (arg, "zstd") != 0 && strcmp (arg, "gzip") != 0 && strcmp (arg, "xz") != 0
+          && strcmp (arg, "none") != 0)
+        usage_error (c->name, "unknown --compress '%s': expected zstd, gzip, xz or none", arg);
+      cli->compress = arg;
+      break;
+    case OPT_DESCRIPTION:
+      if (strpbrk (arg, "\n\r") != NULL)
+        usage_error (c->name, "--description must be one line");
+      cli->description = arg;
+      break;
     default:
       break;
     }
@@ -410,6 +452,12 @@ cli_parse (int argc, char **argv, struct cli *cli)
         cli->help_topic = word;
       else if (c->command == CMD_CACHE && cli->cache_action == NULL)
         cli->cache_action = word;
+      else if (c->command == CMD_EXPORT && cli->output == NULL)
+        cli->output = word;
+      else if (c->command == CMD_PUBLISH && cli->publish_dir == NULL)
+        cli->publish_dir = word;
+      else if (c->command == CMD_PUBLISH)
+        append_word (&cli->archives, argv[i]);
       else if (c->command == CMD_RUN)
         break; /* the command starts here */
       else
@@ -432,6 +480,11 @@ cli_parse (int argc, char **argv, struct cli *cli)
     usage_error (c->name, "missing %s", c->command == CMD_FETCH ? "TEMPLATE" : "NAME");
   if (c->command == CMD_CREATE)
     check_create (cli);
+  if (c->command == CMD_EXPORT && (cli->output == NULL || cli->output[0] == '\0'))
+    usage_error (c->name, "missing FILE (export NAME FILE)");
+  if (c->command == CMD_PUBLISH && (cli->publish_dir == NULL || cli->archives == NULL))
+    usage_error (c->name, "missing %s (publish DIR ARCHIVE...)",
+                 cli->publish_dir == NULL ? "DIR" : "ARCHIVE");
   if (c->command == CMD_CACHE && cli->cache_action == NULL)
     usage_error (c->name, "missing action: list or clean");
 }
@@ -441,4 +494,6 @@ cli_clear (struct cli *cli)
 {
   strv_free (cli->enter.env.assignments);
   cli->enter.env.assignments = NULL;
+  free (cli->archives); /* the strings are argv's */
+  cli->archives = NULL;
 }

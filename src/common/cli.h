@@ -19,6 +19,8 @@ enum command
   CMD_FETCH,
   CMD_CACHE,
   CMD_IMAGES,
+  CMD_EXPORT,
+  CMD_PUBLISH,
   CMD_HELP,
   CMD_VERSION,
 };
@@ -40,6 +42,11 @@ struct cli
   uint64_t max_size;       /* create --max-size: unpacked bytes allowed; 0 when not given */
   const char *cache_action; /* cache list|clean */
   const char *help_topic;  /* help SUBCOMMAND */
+  const char *output;      /* export NAME FILE */
+  const char *compress;    /* export --compress: zstd, gzip, xz or none; NULL: zstd */
+  const char *publish_dir; /* publish DIR */
+  char **archives;         /* publish DIR ARCHIVE...: owned (the strings are argv's) */
+  const char *description; /* publish --description */
   struct enter_opts enter; /* enter and run; enter.env.assignments is owned */
 };
 

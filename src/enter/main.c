@@ -1,7 +1,8 @@
 /* enter-devroot: unpack root filesystems under your home and enter them without privileges.
  * This file only dispatches; each subcommand lives in the file named for its concern. It
- * links the C library only: create, templates, fetch and cache run in enter-devroot-store
- * (helper.h), so entering a root does not load libarchive, libcurl and libcrypto. */
+ * links the C library only: create, templates, fetch, cache, export and publish run in
+ * enter-devroot-store (helper.h), so entering a root does not load libarchive, libcurl
+ * and libcrypto. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -25,6 +26,8 @@ main (int argc, char **argv)
     case CMD_TEMPLATES:
     case CMD_FETCH:
     case CMD_CACHE:
+    case CMD_EXPORT:
+    case CMD_PUBLISH:
       cli_clear (&cli);
       exec_store_helper (argv);
     case CMD_ENTER:

@@ -1,5 +1,5 @@
 /* enter-devroot-store: the half of enter-devroot that links libarchive, libcurl and
- * libcrypto: create, templates, fetch and cache. enter-devroot execs it with its own argv
+ * libcrypto: create, templates, fetch, cache, export and publish. enter-devroot execs it with its own argv
  * (see helper.h); run by hand it does the same commands. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +14,13 @@
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
+#include "store/export.h"
 #include "store/extract.h"
 #include "store/fetch.h"
 #include "store/oci.h"
 #include "store/oci-ref.h"
 #include "store/progress.h"
+#include "store/publish.h"
 #include "store/source.h"
 #include "store/store-create.h"
 
@@ -133,8 +135,14 @@ main (int argc, char **argv)
     case CMD_CACHE:
       fetch_cache_command (cli.cache_action, cli.json, cli.quiet);
       break;
+    case CMD_EXPORT:
+      export_root (cli.name, cli.output, cli.compress, cli.quiet);
+      break;
+    case CMD_PUBLISH:
+      publish (cli.publish_dir, cli.archives, cli.description, cli.quiet);
+      break;
     default:
-      die ("%s is a helper for create, templates, fetch and cache: run '%s %s'",
+      die ("%s is a helper for create, templates, fetch, cache, export and publish: run '%s %s'",
            STORE_HELPER_NAME, PROGRAM_NAME, argc > 1 ? argv[1] : "--help");
     }
   cli_clear (&cli);
