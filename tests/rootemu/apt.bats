@@ -6,18 +6,9 @@
 
 load common
 
-setup_file() {
-	export S=$BATS_FILE_TMPDIR
-	[[ -n ${EDR_ROOTEMU_MISSING:-} ]] || serve_dir "$EDR_REPO"
-	export SERVE_URL
-}
-
+setup_file() { repo_setup_file; }
 teardown_file() { nginx_stop; }
-
-setup() {
-	rootemu_setup
-	debian_root deb
-}
+setup() { rootemu_setup deb; }
 
 teardown() { rootemu_teardown; }
 

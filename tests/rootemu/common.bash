@@ -37,6 +37,14 @@ CONF
 	nginx_failed
 }
 
+# setup_file of every suite: nginx serving the test repository (unless a test will skip).
+repo_setup_file() {
+	export S=$BATS_FILE_TMPDIR
+	[[ -n ${EDR_ROOTEMU_MISSING:-} ]] || serve_dir "$EDR_REPO"
+	export SERVE_URL
+}
+
+# rootemu_setup NAME: per test, fresh XDG directories and a Debian devroot NAME.
 rootemu_setup() {
 	[[ -z ${EDR_ROOTEMU_MISSING:-} ]] || skip "$EDR_ROOTEMU_MISSING"
 	[[ -x ${EDR_BIN:-} ]] || fail "EDR_BIN is not an executable: run the suites through tests/rootemu/run"
@@ -46,6 +54,7 @@ rootemu_setup() {
 	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
 	umask 022
 	cd "$T" || return
+	debian_root "$1"
 }
 
 rootemu_teardown() {

@@ -1,0 +1,214 @@
+#!/usr/bin/env bats
+# export and publish (src/store/export.c, publish.c): a devroot back to a reproducible
+# tarball that create --from reads, and a directory of them with a catalogue that create
+# --template reads. The whole loop with a Debian root, --root apt-get and nginx is
+# tests/rootemu/loop.bats.
+
+load common
+
+setup() {
+	edr_setup
+	edr create r >/dev/null 2>&1 || fail "cannot create devroot r"
+	R=$(root_of r)
+	ME=$(id -un)
+}
+
+teardown() { edr_teardown; }
+
+# listing FILE: the entry names of tarball FILE, in order.
+listing() { tar -tf "$1"; }
+
+@test "export: two exports of an unchanged root are byte-identical, in every compression" {
+	local c
+	for c in zstd gzip xz none; do
+		edr_run export r "$W/a.$c" --compress "$c"
+		assert_success
+		sleep 1 # a timestamp in the output would differ now
+		edr_run export r "$W/b.$c" --compress "$c"
+		assert_success
+		cmp "$W/a.$c" "$W/b.$c" || fail "--compress $c: two exports differ"
+	done
+	[[ $(head -c4 "$W/a.zstd" | od -An -tx1 | tr -d ' ') == 28b52ffd ]] || fail "not zstd"
+	[[ $(head -c2 "$W/a.gzip" | od -An -tx1 | tr -d ' ') == 1f8b ]] || fail "not gzip"
+	[[ $(head -c6 "$W/a.xz" | od -An -tx1 | tr -d ' ') == fd377a585a00 ]] || fail "not xz"
+	tar -tf "$W/a.none" >/dev/null || fail "not a tar"
+}
+
+@test "export: a change in the root changes the export (the identity above can fail)" {
+	edr export r "$W/a.tar.zst" || fail "export failed"
+	echo changed > "$R/tmp/new"
+	edr export r "$W/b.tar.zst" || fail "export failed"
+	! cmp -s "$W/a.tar.zst" "$W/b.tar.zst" || fail "the exports are identical"
+}
+
+@test "export: entries in byte order, directory by directory; owners 0:0 with no names" {
+	mkdir -p "$R/t/b"
+	touch "$R/t/z" "$R/t/a" "$R/t/a-c" "$R/t/b/y" "$R/t/b/x" "$R/t/B"
+	edr export r "$W/e.tar" --compress none || fail "export failed"
+	run bash -c "tar -tf '$W/e.tar' | grep '^./t/'"
+	assert_output "./t/
+./t/B
+./t/a
+./t/a-c
+./t/b/
+./t/b/x
+./t/b/y
+./t/z"
+	listing "$W/e.tar" | head -1 | grep -qx './' || fail "the root is not first"
+	run bash -c "tar --numeric-owner -tvf '$W/e.tar' | awk '{print \$2}' | sort -u"
+	assert_output "0/0"
+	run bash -c "tar -tvf '$W/e.tar' | awk '{print \$2}' | sort -u"
+	assert_output "0/0" # no user or group names in the headers, only numbers
+}
+
+@test "export: SOURCE_DATE_EPOCH clamps later mtimes and keeps earlier ones" {
+	touch -d @2000000000 "$R/tmp/late"
+	touch -d @1000000000 "$R/tmp/early"
+	SOURCE_DATE_EPOCH=1500000000 edr export r "$W/e.tar" --compress none || fail "export failed"
+	mkdir "$W/x" && tar -C "$W/x" -xf "$W/e.tar" ./tmp/late ./tmp/early
+	[[ $(stat -c %Y "$W/x/tmp/late") == 1500000000 ]] || fail "late: $(stat -c %Y "$W/x/tmp/late")"
+	[[ $(stat -c %Y "$W/x/tmp/early") == 1000000000 ]] || fail "early: $(stat -c %Y "$W/x/tmp/early")"
+	edr_run export r "$W/f.tar" --compress none
+	assert_success
+	SOURCE_DATE_EPOCH=soon edr_run export r "$W/g.tar"
+	assert_edr_error 125 SOURCE_DATE_EPOCH soon
+	[[ ! -e $W/g.tar ]] || fail "a file was written"
+}
+
+@test "export: hard links are kept, and create --from makes them links again" {
+	echo data > "$R/tmp/one"
+	ln "$R/tmp/one" "$R/tmp/two"
+	edr export r "$W/e.tar.zst" || fail "export failed"
+	run bash -c "tar -tvf '$W/e.tar.zst' | grep ' ./tmp/two link to ./tmp/one$'"
+	assert_success
+	edr create back --from "$W/e.tar.zst" >/dev/null 2>&1 || fail "create --from the export failed"
+	local b=$(root_of back)
+	[[ $(stat -c %i "$b/tmp/one") == $(stat -c %i "$b/tmp/two") ]] || fail "not one inode"
+	[[ $(cat "$b/tmp/two") == data ]] || fail "lost the data"
+}
+
+@test "export: what create and entering added is left out: your passwd and group lines, your home; /dev files empty" {
+	grep -q "^$ME:" "$R/etc/passwd" || fail "create did not add $ME (the test cannot show anything)"
+	[[ -d $R/home/$ME ]] || fail "create made no home"
+	echo mine > "$R/home/$ME/notes"
+	mkdir -p "$R/dev"
+	echo "written by cmd >/dev/null in chroot mode" > "$R/dev/null"
+	echo 'someone:x:4242:4242::/nonexistent:/bin/false' >> "$R/etc/passwd"
+	edr export r "$W/e.tar" --compress none || fail "export failed"
+	run tar -xOf "$W/e.tar" ./etc/passwd
+	refute_output --partial "$ME:x:"
+	assert_output --partial "root:x:0:0:"
+	assert_output --partial "someone:x:4242:" # a line of the root's own stays
+	run tar -xOf "$W/e.tar" ./etc/group
+	refute_line --regexp "^$(id -gn):x:$(id -g):"
+	run bash -c "tar -tf '$W/e.tar' | grep '^./home/'"
+	refute_output --partial "$ME"
+	run bash -c "tar -tvf '$W/e.tar' ./dev/null"
+	assert_output --regexp '^-rw-r--r-- 0/0 +0 '
+}
+
+@test "export: create --from the export gives back the same tree" {
+	echo x > "$R/tmp/file"
+	ln -s ../etc/passwd "$R/tmp/link"
+	mkdir -m 0700 "$R/tmp/private"
+	edr export r "$W/e.tar.zst" || fail "export failed"
+	edr create back --from "$W/e.tar.zst" >/dev/null 2>&1 || fail "create --from the export failed"
+	# Both roots got your entries from create: they are the same tree, contents and modes.
+	tree() { (cd "$1" && find . -printf '%p %y %m %s %l\n' | LC_ALL=C sort &&
+		find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2); }
+	diff <(tree "$R") <(tree "$(root_of back)") || fail "the trees differ"
+}
+
+@test "export: failures leave nothing behind and name what is at fault" {
+	edr_run export nosuch "$W/e.tar.zst"
+	assert_edr_error 125 nosuch
+	mkdir -m 0500 "$W/ro"
+	edr_run export r "$W/ro/e.tar.zst"
+	assert_edr_error 125 "$W/ro/e.tar.zst"
+	edr_run export r "$W/e.tar.zst" --compress lzip
+	assert_edr_error 125 lzip
+	edr_run export r
+	assert_edr_error 125 FILE
+	chmod 0000 "$R/etc/passwd"
+	edr_run export r "$W/e.tar.zst"
+	assert_edr_error 125 etc/passwd
+	chmod 0644 "$R/etc/passwd"
+	run ls -A "$W"
+	assert_output ro
+	[[ -z $(ls -A "$W/ro") ]] || fail "debris in $W/ro"
+}
+
+@test "publish: archives linked into DIR, a catalogue with their sha256 and size that create --template reads" {
+	edr export r "$W/tpl-a.tar.zst" || fail "export failed"
+	edr export r "$W/tpl-b.tar.gz" --compress gzip || fail "export failed"
+	edr_run publish "$W/site" "$W/tpl-a.tar.zst" "$W/tpl-b.tar.gz" --description "tailored by a test"
+	assert_success
+	local f
+	for f in tpl-a.tar.zst tpl-b.tar.gz; do
+		cmp "$W/$f" "$W/site/$f" || fail "$f differs"
+		grep -qx "sha256 = $(sha256sum "$W/$f" | cut -d' ' -f1)" "$W/site/index" || fail "$f: sha256"
+		grep -qx "size = $(stat -c %s "$W/$f")" "$W/site/index" || fail "$f: size"
+	done
+	grep -qx '\[tpl-a\]' "$W/site/index" && grep -qx 'url = tpl-a.tar.zst' "$W/site/index" ||
+		fail "no entry tpl-a: $(cat "$W/site/index")"
+	grep -qx 'description = tailored by a test' "$W/site/index" || fail "no description"
+	[[ $(stat -c %i "$W/tpl-a.tar.zst") == $(stat -c %i "$W/site/tpl-a.tar.zst") ]] ||
+		fail "not hard-linked (same filesystem)"
+	edr_run templates --index "file://$W/site/index"
+	assert_success
+	assert_output --partial tpl-b
+	echo here > "$R/marker-of-r"
+	edr_run create copy --template tpl-a --index "file://$W/site/index" --quiet
+	assert_success
+	[[ -d $(root_of copy)/etc ]] || fail "no root"
+}
+
+@test "publish: a second publish replaces its entry and keeps the others; nothing half-written" {
+	edr export r "$W/one.tar.zst" || fail "export failed"
+	edr export r "$W/two.tar.zst" || fail "export failed"
+	edr publish "$W/site" "$W/one.tar.zst" "$W/two.tar.zst" --quiet || fail "publish failed"
+	echo change > "$R/tmp/change"
+	edr export r "$W/two.tar.zst" || fail "export failed"
+	edr_run publish "$W/site" "$W/two.tar.zst"
+	assert_success
+	assert_output --regexp "^two: two.tar.zst \([0-9]+ bytes, sha256 [0-9a-f]{64}\)$"
+	[[ $(grep -c '^\[' "$W/site/index") == 2 ]] || fail "$(cat "$W/site/index")"
+	grep -qx "sha256 = $(sha256sum "$W/two.tar.zst" | cut -d' ' -f1)" "$W/site/index" ||
+		fail "two's sha256 was not updated"
+	grep -qx "sha256 = $(sha256sum "$W/one.tar.zst" | cut -d' ' -f1)" "$W/site/index" ||
+		fail "one's entry was lost"
+	run ls -A "$W/site"
+	assert_output ".index.lock
+index
+one.tar.zst
+two.tar.zst"
+}
+
+@test "publish: a bad archive name or a broken catalogue stops it before anything is written" {
+	edr export r "$W/good.tar.zst" || fail "export failed"
+	cp "$W/good.tar.zst" "$W/bad name.tar.zst"
+	cp "$W/good.tar.zst" "$W/notes.txt"
+	edr_run publish "$W/site" "$W/good.tar.zst" "$W/bad name.tar.zst"
+	assert_edr_error 125 "bad name"
+	edr_run publish "$W/site" "$W/notes.txt"
+	assert_edr_error 125 notes.txt
+	[[ ! -e $W/site/index && ! -e $W/site/good.tar.zst ]] || fail "written anyway: $(ls -A "$W/site")"
+	echo 'not = a catalogue' > "$W/site/index"
+	edr_run publish "$W/site" "$W/good.tar.zst"
+	assert_edr_error 125 "$W/site/index"
+	[[ ! -e $W/site/good.tar.zst ]] || fail "written anyway"
+	edr_run publish "$W/site"
+	assert_edr_error 125 ARCHIVE
+}
+
+@test "export: a symlink to a host file is exported as a symlink, never followed" {
+	mkdir -p "$OUT"
+	echo "host secret" > "$OUT/secret"
+	ln -s "$OUT/secret" "$R/tmp/to-host"
+	ln -s "$OUT" "$R/tmp/dir-to-host"
+	edr export r "$W/e.tar" --compress none || fail "export failed"
+	run bash -c "tar -tvf '$W/e.tar' ./tmp/to-host ./tmp/dir-to-host"
+	assert_line --regexp "^l.* ./tmp/to-host -> $OUT/secret$"
+	assert_line --regexp "^l.* ./tmp/dir-to-host -> $OUT$"
+	! grep -q "host secret" "$W/e.tar" || fail "the host file's content is in the archive"
+}
