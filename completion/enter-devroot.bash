@@ -14,7 +14,7 @@ _enter_devroot()
 		words=("${COMP_WORDS[@]}")
 		cword=$COMP_CWORD
 	}
-	local subcommands="create enter run list images path remove templates fetch cache doctor help"
+	local subcommands="create enter run list images path remove templates fetch cache export publish doctor help"
 
 	if [[ $cword -eq 1 ]]; then
 		COMPREPLY=($(compgen -W "$subcommands --help --version" -- "$cur"))
@@ -42,6 +42,8 @@ _enter_devroot()
 	--workdir|--template|--sha256|--env|--index) return ;;
 	--platform) COMPREPLY=($(compgen -W "linux/amd64 linux/arm64 linux/arm/v7 linux/386 linux/ppc64le linux/s390x linux/riscv64" -- "$cur")); return ;;
 	--mode) COMPREPLY=($(compgen -W "auto chroot userns" -- "$cur")); return ;;
+	--compress) COMPREPLY=($(compgen -W "zstd gzip xz none" -- "$cur")); return ;;
+	--description) return ;;
 	esac
 
 	local opts=""
@@ -52,7 +54,8 @@ _enter_devroot()
 	cache)
 		[[ $cword -eq 2 ]] && { COMPREPLY=($(compgen -W "list clean" -- "$cur")); return; }
 		opts="--json --quiet --help" ;;
-
+	export) opts="--compress --quiet --help" ;;
+	publish) opts="--description --quiet --help" ;;
 	enter) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --help" ;;
 	run) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --entrypoint --help" ;;
 	list|images) opts="--json --help" ;;
@@ -64,6 +67,23 @@ _enter_devroot()
 		return
 	fi
 	case $sub in
+	publish)
+		COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null ;;
+	export)
+		# NAME, then FILE.
+		local words_seen=0
+		for ((i = 2; i < cword; i++)); do
+			case ${words[i]}:${words[i - 1]} in
+			-*:* | *:--compress) ;;
+			*) words_seen=$((words_seen + 1)) ;;
+			esac
+		done
+		if [[ $words_seen -eq 0 ]]; then
+			COMPREPLY=($(compgen -W "$(_enter_devroot_roots)" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null
+		fi
+		;;
 	enter|run|path|remove)
 		# Only the first non-option word is a root name.
 		local have_name=
