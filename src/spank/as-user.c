@@ -4,7 +4,10 @@
  * itself refuses to run with more privilege than its caller. No user-controlled path is
  * ever opened as root: the child changes to / and opens nothing before the exec. */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,6 +68,27 @@ exec_enter_devroot (const char *const *argv, char *const *env)
   execve (config.enter_devroot, args.out, env);
 }
 
+/* UID's primary group into *GID and its groups (malloc'd, *N of them), or NULL. */
+static gid_t *
+user_groups (uid_t uid, gid_t *gid, int *n)
+{
+  struct passwd pw, *found = NULL;
+  char buf[4096];
+  if (getpwuid_r (uid, &pw, buf, sizeof buf, &found) != 0 || found == NULL)
+    return NULL;
+  *gid = pw.pw_gid;
+  int count = 0;
+  getgrouplist (pw.pw_name, pw.pw_gid, NULL, &count);
+  gid_t *groups = calloc ((size_t) count + 1, sizeof *groups);
+  if (groups == NULL || getgrouplist (pw.pw_name, pw.pw_gid, groups, &count) < 0)
+    {
+      free (groups);
+      return NULL;
+    }
+  *n = count;
+  return groups;
+}
+
 int
 as_user_run (spank_t sp, const char *const *argv, char *const *env)
 {
@@ -72,12 +96,23 @@ as_user_run (spank_t sp, const char *const *argv, char *const *env)
   gid_t gid;
   gid_t *gids = NULL;
   int ngids = 0;
-  if (spank_get_item (sp, S_JOB_UID, &uid) != ESPANK_SUCCESS
-      || spank_get_item (sp, S_JOB_GID, &gid) != ESPANK_SUCCESS
+  gid_t *looked_up = NULL;
+  if (spank_get_item (sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+    {
+      slurm_error ("%s: cannot read the job's uid", PLUGIN_NAME);
+      return -1;
+    }
+  if (spank_get_item (sp, S_JOB_GID, &gid) != ESPANK_SUCCESS
       || spank_get_item (sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &ngids) != ESPANK_SUCCESS)
     {
-      slurm_error ("%s: cannot read the job's uid, gid and groups", PLUGIN_NAME);
-      return -1;
+      /* The job's epilog has the uid only: the user's groups are the passwd database's. */
+      looked_up = user_groups (uid, &gid, &ngids);
+      if (looked_up == NULL)
+        {
+          slurm_error ("%s: cannot find the groups of uid %u", PLUGIN_NAME, (unsigned) uid);
+          return -1;
+        }
+      gids = looked_up;
     }
   pid_t pid = fork ();
   if (pid < 0)
@@ -91,6 +126,7 @@ as_user_run (spank_t sp, const char *const *argv, char *const *env)
       exec_enter_devroot (argv, env);
       _exit (EXIT_CANNOT_EXEC);
     }
+  free (looked_up);
   int status = wait_status (pid, config.enter_devroot);
   if (status == EXIT_CANNOT_DROP || status == EXIT_CANNOT_EXEC)
     slurm_error ("%s: cannot run %s %s as uid %u: %s", PLUGIN_NAME, config.enter_devroot,
@@ -100,7 +136,7 @@ as_user_run (spank_t sp, const char *const *argv, char *const *env)
 }
 
 int
-run_and_wait (const char *const *argv, char *const *env, bool stdout_to_stderr)
+run_and_wait (const char *const *argv, char *const *env, enum child_stdout out)
 {
   pid_t pid = fork ();
   if (pid < 0)
@@ -111,7 +147,8 @@ run_and_wait (const char *const *argv, char *const *env, bool stdout_to_stderr)
   if (pid == 0)
     {
       /* Nothing but async-signal-safe calls in a child of a threaded process (srun). */
-      if (stdout_to_stderr && dup2 (STDERR_FILENO, STDOUT_FILENO) < 0)
+      int to = out == STDOUT_TO_STDERR ? STDERR_FILENO : open ("/dev/null", O_WRONLY | O_CLOEXEC);
+      if (to < 0 || dup2 (to, STDOUT_FILENO) < 0)
         _exit (EXIT_CANNOT_EXEC);
       exec_enter_devroot (argv, env);
       _exit (EXIT_CANNOT_EXEC);

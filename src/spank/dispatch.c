@@ -27,8 +27,9 @@ slurm_spank_init_post_opt (spank_t sp, int ac, char **av)
   switch (spank_context ())
     {
     case S_CTX_LOCAL:
-    case S_CTX_REMOTE:
       return options_from_env (sp);
+    case S_CTX_REMOTE:
+      return options_from_env (sp) < 0 ? -1 : stepd_init_post_opt (sp);
     default:
       return 0;
     }
@@ -72,4 +73,13 @@ slurm_spank_exit (spank_t sp, int ac, char **av)
   (void) ac;
   (void) av;
   return spank_context () == S_CTX_REMOTE ? stepd_exit (sp) : 0;
+}
+
+/* Slurm calls no slurm_spank_init in the epilog's process: the settings are read here. */
+int
+slurm_spank_job_epilog (spank_t sp, int ac, char **av)
+{
+  if (spank_context () != S_CTX_JOB_SCRIPT)
+    return 0;
+  return config_parse (ac, av) < 0 ? -1 : epilog_remove_named_roots (sp);
 }

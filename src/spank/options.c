@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <slurm/slurm.h>
 
 #include "spank/plugin.h"
@@ -15,9 +16,15 @@
 struct devroot_request request;
 struct devroot_config config;
 
+/* A --devroot-name NAME: what fits in a root name beside the job id and the host. */
+#define USER_NAME_MAX 24
+/* The host's part of a named root's name. */
+#define HOST_PART_MAX 20
+
 enum option_id
 {
   OPT_IMAGE,
+  OPT_NAME,
   OPT_WORKDIR,
   OPT_ENV,
   OPT_ROOT,
@@ -38,6 +45,9 @@ static const struct option_row rows[] = {
   { OPT_IMAGE, "devroot-image", "container-image", "DEVROOT_IMAGE", "PYXIS_CONTAINER_IMAGE",
     "SOURCE", "run the tasks in a devroot made from SOURCE: a template name, a tarball path "
     "or URL, anything 'enter-devroot create --from' takes" },
+  { OPT_NAME, "devroot-name", "container-name", "DEVROOT_NAME", "PYXIS_CONTAINER_NAME",
+    "NAME[:create|exec|no_exec]", "keep the devroot as NAME for the job's later steps on "
+    "this host (removed when the job ends); :create it must be new, :exec it must exist" },
   { OPT_WORKDIR, "devroot-workdir", "container-workdir", "DEVROOT_WORKDIR",
     "PYXIS_CONTAINER_WORKDIR", "DIR", "start the tasks in DIR inside the devroot" },
   { OPT_ENV, "devroot-env", "container-env", "DEVROOT_ENV", "PYXIS_CONTAINER_ENV", "NAME,...",
@@ -62,6 +72,44 @@ static const char *
 option_name (const struct option_row *r)
 {
   return config.pyxis_compat ? r->pyxis_name : r->name;
+}
+
+/* NAME[:create|exec|no_exec] into request.name and request.name_mode. */
+static int
+set_name (const char *value, const char *from)
+{
+  size_t len = strcspn (value, ":");
+  const char *mode = value[len] == ':' ? value + len + 1 : "";
+  bool ok = len > 0 && len <= USER_NAME_MAX;
+  for (size_t i = 0; ok && i < len; i++)
+    ok = (value[i] >= 'A' && value[i] <= 'Z') || (value[i] >= 'a' && value[i] <= 'z')
+         || (value[i] >= '0' && value[i] <= '9') || value[i] == '_' || value[i] == '-';
+  if (!ok)
+    {
+      slurm_error ("%s: %s '%s': a name is 1 to %d of A-Z a-z 0-9 _ -", PLUGIN_NAME, from, value,
+                   USER_NAME_MAX);
+      return -1;
+    }
+  if (mode[0] == '\0' || strcmp (mode, "auto") == 0 || strcmp (mode, "no_exec") == 0)
+    request.name_mode = NAME_AUTO; /* each step enters anew: no_exec is what auto does */
+  else if (strcmp (mode, "create") == 0)
+    request.name_mode = NAME_CREATE;
+  else if (strcmp (mode, "exec") == 0)
+    request.name_mode = NAME_EXEC;
+  else
+    {
+      slurm_error ("%s: %s '%s': unknown flag '%s' (create, exec, no_exec)", PLUGIN_NAME, from,
+                   value, mode);
+      return -1;
+    }
+  free (request.name);
+  request.name = strndup (value, len);
+  if (request.name == NULL)
+    {
+      slurm_error ("%s: out of memory", PLUGIN_NAME);
+      return -1;
+    }
+  return 0;
 }
 
 static bool
@@ -91,6 +139,8 @@ set_option (enum option_id id, const char *value, const char *from)
         }
       slot = &request.image;
       break;
+    case OPT_NAME:
+      return set_name (value != NULL ? value : "", from);
     case OPT_WORKDIR:
       if (value == NULL || value[0] != '/')
         {
@@ -190,6 +240,7 @@ option_given (enum option_id id)
   switch (id)
     {
     case OPT_IMAGE: return request.image != NULL;
+    case OPT_NAME: return request.name != NULL;
     case OPT_WORKDIR: return request.workdir != NULL;
     case OPT_ENV: return request.env != NULL;
     case OPT_ROOT: return request.root;
@@ -219,30 +270,67 @@ options_from_env (spank_t sp)
 int
 config_parse (int ac, char **av)
 {
-  static const char bin_key[] = "enter_devroot=", compat_key[] = "pyxis_compat=";
+  static const char bin_key[] = "enter_devroot=", compat_key[] = "pyxis_compat=",
+                    runtime_key[] = "runtime_path=";
   config.enter_devroot = ENTER_DEVROOT_BIN;
+  config.runtime_path = "/run/enter-devroot";
   for (int i = 0; i < ac; i++)
     {
       if (strncmp (av[i], bin_key, sizeof bin_key - 1) == 0 && av[i][sizeof bin_key - 1] == '/')
         config.enter_devroot = av[i] + sizeof bin_key - 1;
+      else if (strncmp (av[i], runtime_key, sizeof runtime_key - 1) == 0
+               && av[i][sizeof runtime_key - 1] == '/')
+        config.runtime_path = av[i] + sizeof runtime_key - 1;
       else if (strcmp (av[i], "pyxis_compat=1") == 0 || strcmp (av[i], "pyxis_compat=0") == 0)
         config.pyxis_compat = av[i][sizeof compat_key - 1] == '1';
       else
         {
           slurm_error ("%s: plugstack.conf: unknown argument '%s' (enter_devroot=/ABSOLUTE/PATH, "
-                       "pyxis_compat=0|1)", PLUGIN_NAME, av[i]);
+                       "pyxis_compat=0|1, runtime_path=/ABSOLUTE/DIR)", PLUGIN_NAME, av[i]);
           return -1;
         }
     }
   return 0;
 }
 
+bool
+devroot_requested (void)
+{
+  return request.image != NULL || request.name != NULL;
+}
+
+/* This host's name as it may appear in a root's name: [A-Za-z0-9_-], at most HOST_PART_MAX. */
+static void
+host_part (char out[HOST_PART_MAX + 1])
+{
+  char host[256] = "host";
+  if (gethostname (host, sizeof host - 1) < 0)
+    snprintf (host, sizeof host, "host");
+  size_t i = 0;
+  for (; host[i] != '\0' && host[i] != '.' && i < HOST_PART_MAX; i++)
+    {
+      char c = host[i];
+      bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+      out[i] = ok ? c : '_';
+    }
+  out[i] = '\0';
+}
+
 int
 root_name (spank_t sp, char name[ROOT_NAME_MAX + 1])
 {
   uint32_t job, step, node;
-  if (spank_get_item (sp, S_JOB_ID, &job) != ESPANK_SUCCESS
-      || spank_get_item (sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS
+  if (spank_get_item (sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
+    return -1;
+  int n;
+  if (request.name != NULL)
+    {
+      char host[HOST_PART_MAX + 1];
+      host_part (host);
+      n = snprintf (name, ROOT_NAME_MAX + 1, "slurm-%u-%s.%s", job, request.name, host);
+      return n > 0 && n <= ROOT_NAME_MAX ? 0 : -1;
+    }
+  if (spank_get_item (sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS
       || spank_get_item (sp, S_JOB_NODEID, &node) != ESPANK_SUCCESS)
     return -1;
   char step_s[16];
@@ -252,8 +340,18 @@ root_name (spank_t sp, char name[ROOT_NAME_MAX + 1])
     snprintf (step_s, sizeof step_s, "interactive");
   else
     snprintf (step_s, sizeof step_s, "%u", step);
-  int n = snprintf (name, ROOT_NAME_MAX + 1, "slurm-%u.%s.%u", job, step_s, node);
+  n = snprintf (name, ROOT_NAME_MAX + 1, "slurm-%u.%s.%u", job, step_s, node);
   return n > 0 && n <= ROOT_NAME_MAX ? 0 : -1;
+}
+
+int
+record_path (spank_t sp, char *buf, size_t size)
+{
+  uint32_t job;
+  if (spank_get_item (sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
+    return -1;
+  int n = snprintf (buf, size, "%s/%u", config.runtime_path, job);
+  return n > 0 && (size_t) n < size ? 0 : -1;
 }
 
 bool

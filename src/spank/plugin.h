@@ -9,12 +9,14 @@
  *   srun-as-user.c      srun, the user's own process: one pull per job, before tasks launch
  *   stepd-as-root.c     slurmstepd, root: the step's shared state; the root's removal
  *   task-as-user.c      each task, already the job's user: prepare once per node, then exec
+ *   epilog-as-root.c    the job's epilog, root: remove the job's named roots
  *   as-user.c           the one way root code acts for the user: a child fully dropped to
  *                       the job's uid, gid and groups execs enter-devroot
  *
  * A step's tasks on one node share one root, named for the job, the step and the node
  * (root_name), which the first task to start creates and the last to exit has removed:
- * cleanup is keyed on the job, never on the user. */
+ * cleanup is keyed on the job, never on the user. A named root (--devroot-name) is the
+ * job's on this host: the steps of the job share it, and the job's epilog removes it. */
 #pragma once
 
 #include <stdbool.h>
@@ -25,9 +27,18 @@
 #define PLUGIN_NAME "spank_enter_devroot"
 #define ROOT_NAME_MAX 64
 
+enum name_mode
+{
+  NAME_AUTO,   /* create it if it is not there, else use it */
+  NAME_CREATE, /* :create: it must not be there yet */
+  NAME_EXEC,   /* :exec: it must be there (another step made it) */
+};
+
 struct devroot_request
 {
   char *image;   /* --devroot-image: a template name or anything `create --from` takes */
+  char *name;    /* --devroot-name: NAME of a root kept for the job's later steps */
+  enum name_mode name_mode;
   char *workdir; /* --devroot-workdir */
   char *env;     /* --devroot-env: NAME,NAME,... passed into the root */
   bool root;     /* --devroot-root: root emulation (run --root) */
@@ -37,6 +48,7 @@ struct devroot_config
 {
   const char *enter_devroot; /* enter_devroot=PATH: the binary; default the installed one */
   bool pyxis_compat;   /* pyxis_compat=1: pyxis's option names instead of ours */
+  const char *runtime_path; /* runtime_path=DIR: root's own records of the jobs' named roots */
 };
 
 extern struct devroot_request request;
@@ -48,7 +60,10 @@ int options_register (spank_t sp);
 /* Fill what no option set from the DEVROOT_* (or, with pyxis_compat, PYXIS_CONTAINER_*)
  * variables of the job's environment. */
 int options_from_env (spank_t sp);
-/* The step's root on this node: slurm-JOB.STEP.NODE (NODE: the step's node index), or -1. */
+/* Whether the step runs in a devroot at all. */
+bool devroot_requested (void);
+/* The step's root on this node: slurm-JOB.STEP.NODE (NODE: the step's node index), or for
+ * --devroot-name the job's root on this host, slurm-JOB-NAME.HOST; -1 on failure. */
 int root_name (spank_t sp, char name[ROOT_NAME_MAX + 1]);
 /* Whether IMAGE names a template of the catalogue rather than a file or URL. */
 bool image_is_template (const char *image);
@@ -59,15 +74,27 @@ bool image_is_template (const char *image);
 int as_user_run (spank_t sp, const char *const *argv, char *const *env);
 /* Exec enter-devroot with ARGV and ENV; returns only on failure. */
 void exec_enter_devroot (const char *const *argv, char *const *env);
-/* For a process that is already the job's user (srun, a task): fork, exec, wait; the
- * child's stdout goes to stderr when STDOUT_TO_STDERR (output the job's must not hold). */
-int run_and_wait (const char *const *argv, char *const *env, bool stdout_to_stderr);
+/* Where a child's stdout goes: output the job's must not hold goes to stderr, or nowhere. */
+enum child_stdout
+{
+  STDOUT_TO_STDERR,
+  STDOUT_DISCARDED,
+};
+/* For a process that is already the job's user (srun, a task): fork, exec, wait. */
+int run_and_wait (const char *const *argv, char *const *env, enum child_stdout out);
 
 /* Per context (dispatch.c calls them). */
 int srun_local_user_init (spank_t sp);
 int stepd_user_init (spank_t sp);
+int stepd_init_post_opt (spank_t sp);
 int stepd_task_exit (spank_t sp);
 int stepd_exit (spank_t sp);
+int epilog_remove_named_roots (spank_t sp);
+
+/* The record of a job's named roots: one line "HOME<TAB>XDG_DATA_HOME<TAB>ROOT" each, in
+ * root-owned RUNTIME_PATH/JOB, written by slurmstepd, read by the job's epilog. */
+#define RECORD_LINE_MAX 8192
+int record_path (spank_t sp, char *buf, size_t size);
 int task_init (spank_t sp);
 
 /* stepd-as-root.c: the state the step's tasks on this node share (in memory slurmstepd

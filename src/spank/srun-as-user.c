@@ -16,7 +16,7 @@ srun_local_user_init (spank_t sp)
     return 0;
   const char *argv[] = { "enter-devroot", "fetch", request.image, NULL };
   /* fetch prints the cached file's path: the job's output has no use for it. */
-  int status = run_and_wait (argv, environ, true);
+  int status = run_and_wait (argv, environ, STDOUT_TO_STDERR);
   if (status != 0)
     slurm_error ("%s: cannot fetch template %s (the line above says why)", PLUGIN_NAME,
                  request.image);

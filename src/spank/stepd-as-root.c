@@ -1,12 +1,17 @@
 /* slurmstepd, once per step on each node, as root (user_init runs with only the effective
- * ids switched to the user's). It never touches a user path: it maps the memory the step's
- * tasks share before it forks them, and when the last of them exits has the root removed
+ * ids switched to the user's). It never touches a user path: it records the job's named
+ * roots in root's own runtime directory for the epilog, maps the memory the step's tasks
+ * share before it forks them, and when the last of them exits has the step's root removed
  * by enter-devroot in a child fully dropped to the user (as-user.c). */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "spank/plugin.h"
 
@@ -25,7 +30,7 @@ int
 stepd_user_init (spank_t sp)
 {
   (void) sp;
-  if (request.image == NULL)
+  if (!devroot_requested ())
     return 0;
   void *m = mmap (NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED)
@@ -88,11 +93,70 @@ job_assignment (spank_t sp, const char *name, char *buf, size_t size)
   return spank_getenv (sp, name, buf + n + 1, (int) (size - n - 1)) == ESPANK_SUCCESS;
 }
 
+/* A value of the job's environment fit for a record line: absolute, no tab or newline. */
+static bool
+record_value (spank_t sp, const char *name, char *buf, size_t size)
+{
+  if (spank_getenv (sp, name, buf, (int) size) != ESPANK_SUCCESS)
+    return false;
+  return buf[0] == '/' && strpbrk (buf, "\t\n") == NULL;
+}
+
+/* The runtime directory, made by root for root only; anything else there is refused. */
+static int
+runtime_dir (void)
+{
+  if (mkdir (config.runtime_path, 0700) < 0 && errno != EEXIST)
+    {
+      slurm_error ("%s: cannot create %s: %m", PLUGIN_NAME, config.runtime_path);
+      return -1;
+    }
+  struct stat st;
+  if (lstat (config.runtime_path, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != 0
+      || (st.st_mode & 077) != 0)
+    {
+      slurm_error ("%s: %s is not a directory of root's with mode 0700", PLUGIN_NAME,
+                   config.runtime_path);
+      return -1;
+    }
+  return 0;
+}
+
+int
+stepd_init_post_opt (spank_t sp)
+{
+  if (request.name == NULL)
+    return 0;
+  char root[ROOT_NAME_MAX + 1], path[4096], home[4096], data[4096], line[RECORD_LINE_MAX];
+  if (root_name (sp, root) < 0 || record_path (sp, path, sizeof path) < 0)
+    return -1;
+  if (!record_value (sp, "HOME", home, sizeof home))
+    {
+      slurm_error ("%s: --devroot-name needs an absolute HOME in the job's environment", PLUGIN_NAME);
+      return -1;
+    }
+  if (!record_value (sp, "XDG_DATA_HOME", data, sizeof data))
+    snprintf (data, sizeof data, "-");
+  int n = snprintf (line, sizeof line, "%s\t%s\t%s\n", home, data, root);
+  if (n <= 0 || (size_t) n >= sizeof line || runtime_dir () < 0)
+    return -1;
+  int fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 || write (fd, line, (size_t) n) != n)
+    {
+      slurm_error ("%s: cannot record the job's named root in %s: %m", PLUGIN_NAME, path);
+      if (fd >= 0)
+        close (fd);
+      return -1;
+    }
+  close (fd);
+  return 0;
+}
+
 /* Have enter-devroot remove the step's root on this node, once. */
 static int
 remove_root (spank_t sp)
 {
-  if (shared == NULL || shared->state != PREPARE_DONE)
+  if (shared == NULL || shared->state != PREPARE_DONE || request.name != NULL)
     return 0;
   shared->state = PREPARE_PENDING; /* removed, or tried: never twice */
   char name[ROOT_NAME_MAX + 1];

@@ -1,7 +1,7 @@
 /* Each task of a step, in the task's own process, already the job's user (Slurm has dropped
  * to the job's ids and groups), just before Slurm would exec the command. The first task
- * on the node has enter-devroot create the step's root, the others wait for it on the
- * step's shared lock; then every task becomes `enter-devroot run ROOT -- COMMAND`, so the
+ * on the node has enter-devroot create the step's root (or finds the job's named root),
+ * the others wait for it on the step's shared lock; then every task becomes `enter-devroot run ROOT -- COMMAND`, so the
  * command runs inside the root, entered the way a user's own `run` enters it. Output goes
  * to the task's stderr, which srun prints on the user's terminal. */
 #include <errno.h>
@@ -23,21 +23,59 @@ static const char *const passed_prefixes[] = { "SLURM_", "SLURMD_", "PMI_", "PMI
 /* A batch script's "#!" line we read the interpreter from. */
 #define SHEBANG_MAX 256
 
+static bool
+root_exists (char *const *env, const char *name)
+{
+  const char *argv[] = { "enter-devroot", "path", name, NULL };
+  return run_and_wait (argv, env, STDOUT_DISCARDED) == 0;
+}
+
 static int
 create_root (char *const *env, const char *name)
 {
+  if (request.image == NULL)
+    {
+      fprintf (stderr, "%s: devroot %s does not exist, and no --devroot-image says what to "
+               "create it from; the command was not run\n", PLUGIN_NAME, request.name);
+      return -1;
+    }
   const char *argv[] = { "enter-devroot", "create", name,
                          image_is_template (request.image) ? "--template" : "--from",
                          request.image, NULL };
   fprintf (stderr, "%s: creating devroot %s from %s\n", PLUGIN_NAME, name, request.image);
-  int status = run_and_wait (argv, env, true);
-  if (status != 0)
-    fprintf (stderr, "%s: cannot create the devroot from %s (the line above says why); the "
-             "command was not run\n", PLUGIN_NAME, request.image);
-  return status == 0 ? 0 : -1;
+  if (run_and_wait (argv, env, STDOUT_TO_STDERR) == 0)
+    return 0;
+  /* Another step of the job may have made the same named root at the same time. */
+  if (request.name != NULL && request.name_mode == NAME_AUTO && root_exists (env, name))
+    return 0;
+  fprintf (stderr, "%s: cannot create the devroot from %s (the line above says why); the "
+           "command was not run\n", PLUGIN_NAME, request.image);
+  return -1;
 }
 
-/* The first task creates the root; the others wait for it, then find it ready, or failed. */
+/* The root this step enters: a new one, or the job's named root as the flag allows. */
+static int
+make_or_find_root (char *const *env, const char *name)
+{
+  if (request.name == NULL)
+    return create_root (env, name);
+  bool exists = root_exists (env, name);
+  if (request.name_mode == NAME_EXEC && !exists)
+    {
+      fprintf (stderr, "%s: --devroot-name=%s:exec: no such devroot in this job on this host; "
+               "the command was not run\n", PLUGIN_NAME, request.name);
+      return -1;
+    }
+  if (request.name_mode == NAME_CREATE && exists)
+    {
+      fprintf (stderr, "%s: --devroot-name=%s:create: the job has it already; the command was "
+               "not run\n", PLUGIN_NAME, request.name);
+      return -1;
+    }
+  return exists ? 0 : create_root (env, name);
+}
+
+/* The first task prepares the root; the others wait for it, then find it ready, or failed. */
 static int
 prepare_root (char *const *env, const char *name)
 {
@@ -51,14 +89,14 @@ prepare_root (char *const *env, const char *name)
   switch (step_shared_state (s))
     {
     case PREPARE_PENDING:
-      r = create_root (env, name);
+      r = make_or_find_root (env, name);
       step_shared_set_state (s, r == 0 ? PREPARE_DONE : PREPARE_FAILED);
       break;
     case PREPARE_DONE:
       break;
     case PREPARE_FAILED:
-      fprintf (stderr, "%s: the devroot from %s could not be created on this node (another "
-               "task said why); the command was not run\n", PLUGIN_NAME, request.image);
+      fprintf (stderr, "%s: the devroot could not be prepared on this node (another task said "
+               "why); the command was not run\n", PLUGIN_NAME);
       r = -1;
       break;
     }
@@ -126,7 +164,7 @@ script_on_stdin (const char *script, char interp[SHEBANG_MAX])
 int
 task_init (spank_t sp)
 {
-  if (request.image == NULL)
+  if (!devroot_requested ())
     return 0;
   char name[ROOT_NAME_MAX + 1];
   int argc;

@@ -160,14 +160,22 @@ EOS
 	assert_output "0"
 }
 
-@test "spank: the end of job A's step leaves job B's root alone" {
-	srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" /bin/sh -c 'echo up; sleep 6' >"$T/b.out" 2>&1 &
-	local b=$! i
+# start_job_b [OPTION...]: a job B in the background (its srun's pid in b) whose command runs
+# 6 s in a root; returns once the command has started, so the root is there.
+start_job_b() {
+	srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" "$@" /bin/sh -c 'echo up; sleep 6' >"$T/b.out" 2>&1 &
+	b=$!
+	local i
 	for ((i = 0; i < 100; i++)); do
-		grep -q up "$T/b.out" 2>/dev/null && break
+		grep -q up "$T/b.out" 2>/dev/null && return 0
 		sleep 0.1
 	done
-	local b_root
+	fail "job B did not start: $(cat "$T/b.out")"
+}
+
+@test "spank: the end of job A's step leaves job B's root alone" {
+	local b b_root
+	start_job_b
 	b_root=$(roots_left)
 	[[ -n $b_root ]] || fail "job B's root is not there: $(cat "$T/b.out")"
 	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" /bin/true
@@ -185,4 +193,84 @@ EOS
 	[[ $status -ne 0 ]] || fail "srun succeeded"
 	[[ $stderr == *"--devroot-env 'A,B=1': not a list of variable names"* ]] || fail "$(last_run)"
 	[[ $(calls | wc -l) -eq 0 ]] || fail "enter-devroot ran: $(calls)"
+}
+
+# wait_gone GLOB: bounded wait until no root matches GLOB (the epilog runs after the job).
+wait_gone() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		compgen -G "$ROOTS/$1" >/dev/null || return 0
+		sleep 0.1
+	done
+	fail "still there after 10 s: $(cd "$ROOTS" && echo $1)"
+}
+
+@test "spank: a named root persists across the steps of a job, and the job's epilog removes it" {
+	cat >"$T/job.sh" <<EOS
+#!/bin/sh
+#SBATCH -N1
+#SBATCH --output=$T/batch.out
+srun --devroot-image=$EDR_TEMPLATE --devroot-name=keep /bin/sh -c 'echo first step >/kept'
+srun --devroot-name=keep /bin/sh -c 'cat /kept'
+ls $ROOTS
+EOS
+	run bounded sbatch --wait "$T/job.sh"
+	assert_success
+	run cat "$T/batch.out"
+	assert_line "first step"
+	assert_line --regexp '^slurm-[0-9]+-keep\.[A-Za-z0-9_-]+$'
+	wait_gone 'slurm-*-keep.*'
+	[[ $(calls | grep -c ' remove slurm-[0-9]*-keep\.') -eq 1 ]] || fail "$(calls)"
+	[[ $(calls | grep ' remove ' | cut -d' ' -f1-3) == "uid=$(id -u) gid=$(id -g) groups=$(id -G)" ]] ||
+		fail "the epilog's removal did not run as the job's user: $(calls)"
+}
+
+@test "spank: :exec attaches to the named root another step of the job is using (srun --overlap)" {
+	cat >"$T/job.sh" <<EOS
+#!/bin/sh
+#SBATCH -N1
+#SBATCH --output=$T/batch.out
+srun --devroot-image=$EDR_TEMPLATE --devroot-name=live:create /bin/sh -c 'echo running >/state; sleep 3' &
+while ! ls $ROOTS/*live*/state >/dev/null 2>&1; do sleep 0.1; done
+srun --overlap --devroot-name=live:exec /bin/sh -c 'echo "attached: \$(cat /state)"'
+wait
+EOS
+	run bounded sbatch --wait "$T/job.sh"
+	assert_success
+	run cat "$T/batch.out"
+	assert_line "attached: running"
+}
+
+@test "spank: :exec of a name the job does not have, and :create of one it has, fail the step" {
+	cat >"$T/job.sh" <<EOS
+#!/bin/sh
+#SBATCH -N1
+#SBATCH --output=$T/batch.out
+srun --devroot-name=nope:exec /bin/true; echo "exec: \$?"
+srun --devroot-image=$EDR_TEMPLATE --devroot-name=once:create /bin/true; echo "create: \$?"
+srun --devroot-image=$EDR_TEMPLATE --devroot-name=once:create /bin/true; echo "again: \$?"
+EOS
+	run bounded sbatch --wait "$T/job.sh"
+	run cat "$T/batch.out"
+	assert_line "exec: 1"
+	assert_line "create: 0"
+	assert_line "again: 1"
+	assert_output --partial "--devroot-name=nope:exec: no such devroot in this job on this host"
+	assert_output --partial "--devroot-name=once:create: the job has it already"
+}
+
+@test "spank: job A's epilog leaves job B's root of the same name alone" {
+	local b b_root
+	start_job_b --devroot-name=same
+	b_root=$(roots_left)
+	[[ $b_root == slurm-*-same.* ]] || fail "job B's root is not there: '$b_root' $(cat "$T/b.out")"
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" --devroot-name=same /bin/true
+	assert_success
+	local a_root
+	a_root=$(calls | grep -o ' create slurm-[0-9]*-same\.[^ ]*' | grep -v "$b_root" | cut -d' ' -f3)
+	[[ -n $a_root ]] || fail "job A made no root of its own: $(calls)"
+	wait_gone "$a_root"
+	[[ -d $ROOTS/$b_root ]] || fail "job A's epilog removed job B's root"
+	wait "$b" || fail "job B failed: $(cat "$T/b.out")"
+	wait_gone "$b_root"
 }
