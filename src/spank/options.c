@@ -27,6 +27,7 @@ enum option_id
   OPT_NAME,
   OPT_WORKDIR,
   OPT_ENV,
+  OPT_SAVE,
   OPT_ROOT,
 };
 
@@ -52,6 +53,9 @@ static const struct option_row rows[] = {
     "PYXIS_CONTAINER_WORKDIR", "DIR", "start the tasks in DIR inside the devroot" },
   { OPT_ENV, "devroot-env", "container-env", "DEVROOT_ENV", "PYXIS_CONTAINER_ENV", "NAME,...",
     "pass these variables of the job into the devroot (SLURM_* always are)" },
+  { OPT_SAVE, "devroot-save", "container-save", "DEVROOT_SAVE", "PYXIS_CONTAINER_SAVE",
+    "FILE", "when the step ends, export the devroot to FILE (an absolute path; .tar.zst, "
+    ".tar.gz, .tar.xz or .tar); a directory or a file that is not an archive is refused" },
   { OPT_ROOT, "devroot-root", "container-remap-root", "DEVROOT_ROOT",
     "PYXIS_CONTAINER_REMAP_ROOT", NULL,
     "look like root inside the devroot, for package managers (enter-devroot run --root)" },
@@ -141,6 +145,7 @@ set_option (enum option_id id, const char *value, const char *from)
       break;
     case OPT_NAME:
       return set_name (value != NULL ? value : "", from);
+    case OPT_SAVE:
     case OPT_WORKDIR:
       if (value == NULL || value[0] != '/')
         {
@@ -148,7 +153,7 @@ set_option (enum option_id id, const char *value, const char *from)
                        value != NULL ? value : "");
           return -1;
         }
-      slot = &request.workdir;
+      slot = id == OPT_SAVE ? &request.save : &request.workdir;
       break;
     case OPT_ENV:
       for (const char *p = value; p != NULL && *p != '\0';)
@@ -243,6 +248,7 @@ option_given (enum option_id id)
     case OPT_NAME: return request.name != NULL;
     case OPT_WORKDIR: return request.workdir != NULL;
     case OPT_ENV: return request.env != NULL;
+    case OPT_SAVE: return request.save != NULL;
     case OPT_ROOT: return request.root;
     }
   return false;

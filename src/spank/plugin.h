@@ -41,6 +41,7 @@ struct devroot_request
   enum name_mode name_mode;
   char *workdir; /* --devroot-workdir */
   char *env;     /* --devroot-env: NAME,NAME,... passed into the root */
+  char *save;    /* --devroot-save: FILE the root is exported to when the step ends */
   bool root;     /* --devroot-root: root emulation (run --root) */
 };
 
@@ -65,6 +66,9 @@ bool devroot_requested (void);
 /* The step's root on this node: slurm-JOB.STEP.NODE (NODE: the step's node index), or for
  * --devroot-name the job's root on this host, slurm-JOB-NAME.HOST; -1 on failure. */
 int root_name (spank_t sp, char name[ROOT_NAME_MAX + 1]);
+/* Whether the step's root may be saved to request.save: -1 with one line on stderr when
+ * it is a directory, or a file that is not an archive (never overwrite what is not ours). */
+int save_target_check (void);
 /* Whether IMAGE names a template of the catalogue rather than a file or URL. */
 bool image_is_template (const char *image);
 

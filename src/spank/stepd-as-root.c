@@ -152,13 +152,31 @@ stepd_init_post_opt (spank_t sp)
   return 0;
 }
 
-/* Have enter-devroot remove the step's root on this node, once. */
-static int
-remove_root (spank_t sp)
+/* export's --compress for FILE, from its name. */
+static const char *
+save_compression (const char *file)
 {
-  if (shared == NULL || shared->state != PREPARE_DONE || request.name != NULL)
+  static const char *const by_suffix[][2] = {
+    { ".tar.gz", "gzip" }, { ".tgz", "gzip" }, { ".tar.xz", "xz" }, { ".tar", "none" },
+  };
+  size_t len = strlen (file);
+  for (size_t i = 0; i < sizeof by_suffix / sizeof by_suffix[0]; i++)
+    {
+      size_t n = strlen (by_suffix[i][0]);
+      if (len > n && strcmp (file + len - n, by_suffix[i][0]) == 0)
+        return by_suffix[i][1];
+    }
+  return "zstd";
+}
+
+/* When the step's last local task has exited: --devroot-save's export, then the removal of
+ * an unnamed root, once, each by enter-devroot as the job's user. */
+static int
+finish_root (spank_t sp)
+{
+  if (shared == NULL || shared->state != PREPARE_DONE)
     return 0;
-  shared->state = PREPARE_PENDING; /* removed, or tried: never twice */
+  shared->state = PREPARE_PENDING; /* finished, or tried: never twice */
   char name[ROOT_NAME_MAX + 1];
   if (root_name (sp, name) < 0)
     return -1;
@@ -171,12 +189,27 @@ remove_root (spank_t sp)
     env[n++] = home;
   if (job_assignment (sp, "XDG_DATA_HOME", data, sizeof data))
     env[n++] = data;
+  int r = 0;
+  if (request.save != NULL)
+    {
+      const char *argv[] = { "enter-devroot", "export", name, request.save, "--compress",
+                             save_compression (request.save), "--quiet", NULL };
+      int status = as_user_run (sp, argv, env);
+      if (status != 0)
+        {
+          slurm_error ("%s: devroot %s was not saved to %s (status %d)", PLUGIN_NAME, name,
+                       request.save, status);
+          r = -1;
+        }
+    }
+  if (request.name != NULL)
+    return r;
   const char *argv[] = { "enter-devroot", "remove", name, NULL };
   int status = as_user_run (sp, argv, env);
   if (status != 0)
     slurm_error ("%s: devroot %s of this step was not removed (status %d)", PLUGIN_NAME, name,
                  status);
-  return status == 0 ? 0 : -1;
+  return status == 0 ? r : -1;
 }
 
 /* slurmstepd reaps every task of the step here, in its own process, and only then tells srun
@@ -191,14 +224,14 @@ stepd_task_exit (spank_t sp)
     return 0;
   if (++exited < local_tasks)
     return 0;
-  return remove_root (sp);
+  return finish_root (sp);
 }
 
-/* The step's end on this node: the root is gone already unless a task never started. */
+/* The step's end on this node: the root is finished already unless a task never started. */
 int
 stepd_exit (spank_t sp)
 {
-  int r = remove_root (sp);
+  int r = finish_root (sp);
   if (shared != NULL)
     munmap (shared, sizeof *shared);
   shared = NULL;

@@ -6,9 +6,11 @@
  * to the task's stderr, which srun prints on the user's terminal. */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <slurm/slurm.h>
 
@@ -22,6 +24,8 @@ static const char *const passed_prefixes[] = { "SLURM_", "SLURMD_", "PMI_", "PMI
 #define RUN_FIXED_ARGS 16
 /* A batch script's "#!" line we read the interpreter from. */
 #define SHEBANG_MAX 256
+/* Where a tar header says "ustar". */
+#define TAR_MAGIC_OFFSET 257
 
 static bool
 root_exists (char *const *env, const char *name)
@@ -75,6 +79,59 @@ make_or_find_root (char *const *env, const char *name)
   return exists ? 0 : create_root (env, name);
 }
 
+/* What an archive --devroot-save may replace starts with: gzip, zstd, xz; or a tar header. */
+static bool
+looks_like_archive (int fd)
+{
+  static const unsigned char gz[] = { 0x1f, 0x8b }, zst[] = { 0x28, 0xb5, 0x2f, 0xfd },
+                             xz[] = { 0xfd, '7', 'z', 'X', 'Z', 0 };
+  unsigned char head[TAR_MAGIC_OFFSET + sizeof "ustar" - 1] = { 0 };
+  ssize_t n = pread (fd, head, sizeof head, 0);
+  if (n < 0)
+    return false;
+  return (n >= (ssize_t) sizeof gz && memcmp (head, gz, sizeof gz) == 0)
+         || (n >= (ssize_t) sizeof zst && memcmp (head, zst, sizeof zst) == 0)
+         || (n >= (ssize_t) sizeof xz && memcmp (head, xz, sizeof xz) == 0)
+         || (n == (ssize_t) sizeof head && memcmp (head + TAR_MAGIC_OFFSET, "ustar", 5) == 0);
+}
+
+int
+save_target_check (void)
+{
+  const char *file = request.save;
+  int fd = open (file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    {
+      char *copy = strdup (file);
+      bool dir_ok = copy != NULL && access (dirname (copy), W_OK) == 0;
+      free (copy);
+      if (dir_ok)
+        return 0;
+      fprintf (stderr, "%s: --devroot-save=%s: its directory is missing or not writable; the "
+               "command was not run\n", PLUGIN_NAME, file);
+      return -1;
+    }
+  struct stat st;
+  const char *why = NULL;
+  if (fd < 0)
+    why = errno == ELOOP ? "a symbolic link" : strerror (errno);
+  else if (fstat (fd, &st) < 0)
+    why = strerror (errno);
+  else if (S_ISDIR (st.st_mode))
+    why = "a directory";
+  else if (!S_ISREG (st.st_mode))
+    why = "not a regular file";
+  else if (st.st_size > 0 && !looks_like_archive (fd))
+    why = "an existing file that is not an archive";
+  if (fd >= 0)
+    close (fd);
+  if (why == NULL)
+    return 0;
+  fprintf (stderr, "%s: --devroot-save=%s: refused, %s (it is left as it is); the command "
+           "was not run\n", PLUGIN_NAME, file, why);
+  return -1;
+}
+
 /* The first task prepares the root; the others wait for it, then find it ready, or failed. */
 static int
 prepare_root (char *const *env, const char *name)
@@ -89,7 +146,7 @@ prepare_root (char *const *env, const char *name)
   switch (step_shared_state (s))
     {
     case PREPARE_PENDING:
-      r = make_or_find_root (env, name);
+      r = request.save != NULL && save_target_check () < 0 ? -1 : make_or_find_root (env, name);
       step_shared_set_state (s, r == 0 ? PREPARE_DONE : PREPARE_FAILED);
       break;
     case PREPARE_DONE:

@@ -274,3 +274,35 @@ EOS
 	wait "$b" || fail "job B failed: $(cat "$T/b.out")"
 	wait_gone "$b_root"
 }
+
+@test "spank: --devroot-save exports the root when the step ends, before srun returns" {
+	run --separate-stderr srun_ -N1 -n2 --devroot-image="$EDR_TEMPLATE" --devroot-save="$T/saved.tar.zst" \
+		/bin/sh -c 'echo "made in $SLURM_JOB_ID" >"/made$SLURM_PROCID"'
+	assert_success
+	[[ -f $T/saved.tar.zst ]] || fail "no archive when srun returned"
+	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
+	enter-devroot create again --from "$T/saved.tar.zst" --quiet
+	run enter-devroot run again -- /bin/sh -c 'cat /made0 /made1'
+	assert_success
+	assert_output --regexp '^made in [0-9]+
+made in [0-9]+$'
+	[[ $(calls | grep -c ' export slurm-') -eq 1 ]] || fail "not one export: $(calls)"
+}
+
+@test "spank: --devroot-save refuses a directory and a file that is not an archive, before the command" {
+	mkdir "$T/dir"
+	echo "keep me" >"$T/dir/file"
+	echo "my notes" >"$T/notes.txt"
+	local target
+	for target in "$T/dir" "$T/notes.txt"; do
+		run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" --devroot-save="$target" \
+			/bin/sh -c ": >$T/ran"
+		[[ $status -ne 0 ]] || fail "srun succeeded for $target"
+		[[ $stderr == *"--devroot-save=$target: refused, "* ]] || fail "$(last_run)"
+		[[ ! -e $T/ran ]] || fail "the command ran"
+	done
+	[[ $(cat "$T/dir/file") == "keep me" && $(cat "$T/notes.txt") == "my notes" ]] ||
+		fail "a refused target changed"
+	[[ $(calls | grep -c ' export ') -eq 0 ]] || fail "export ran: $(calls)"
+	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
+}
