@@ -12,6 +12,9 @@
 
 /* A manifest, index or config larger than this is refused before it is read. */
 #define OCI_DOCUMENT_MAX (4 * 1024 * 1024)
+/* More layers than this is refused (each is an open file until the root is made; docker's
+ * overlay storage stops at 128). */
+#define OCI_MAX_LAYERS 1000
 
 struct oci_descriptor
 {

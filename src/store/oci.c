@@ -106,12 +106,39 @@ resolve_manifest (struct image_source *s, char *text, size_t *len, char **digest
     }
 }
 
+/* The layers, every one opened (a registry's downloaded and verified into the cache)
+ * before the create starts: a failed or interrupted pull touches no store, and a resumed
+ * one finds its partial download. */
 struct apply
 {
-  struct image_source *s;
-  const struct oci_manifest *m;
+  const char *what;
+  struct source *layers;
+  size_t n_layers;
   const char *workdir;
 };
+
+static void
+apply_open (struct apply *a, struct image_source *s, const struct oci_manifest *m,
+            const char *workdir)
+{
+  if (m->n_layers > OCI_MAX_LAYERS)
+    die ("%s: %zu layers, over the limit of %d", s->what, m->n_layers, OCI_MAX_LAYERS);
+  *a = (struct apply) { .what = s->what, .n_layers = m->n_layers, .workdir = workdir,
+                        .layers = xcalloc (m->n_layers + 1, sizeof *a->layers) };
+  for (size_t i = 0; i < m->n_layers; i++)
+    {
+      a->layers[i].fd = -1;
+      s->open_blob (s, &m->layers[i], &a->layers[i]);
+    }
+}
+
+static void
+apply_clear (struct apply *a)
+{
+  for (size_t i = 0; i < a->n_layers; i++)
+    source_clear (&a->layers[i]);
+  free (a->layers);
+}
 
 /* The image's WorkingDir must exist, as docker and podman make it: each missing component
  * is created, resolved with RESOLVE_IN_ROOT so a symlink on the way (an image's /usr/src ->
@@ -154,15 +181,10 @@ static void
 apply_layers (struct extractor *x, int rootfd, void *data)
 {
   struct apply *a = data;
-  for (size_t i = 0; i < a->m->n_layers; i++)
-    {
-      struct source src = { .fd = -1 };
-      a->s->open_blob (a->s, &a->m->layers[i], &src);
-      extract_layer (x, &src);
-      source_clear (&src);
-    }
+  for (size_t i = 0; i < a->n_layers; i++)
+    extract_layer (x, &a->layers[i]);
   if (a->workdir != NULL)
-    make_workdir (rootfd, a->s->what, a->workdir);
+    make_workdir (rootfd, a->what, a->workdir);
 }
 
 /* From the manifest TEXT (digest DIGEST) to a devroot NAME. */
@@ -179,8 +201,10 @@ create_from_manifest (const char *name, const char *ref, struct image_source *s,
   cleanup_free char *cwhat = xasprintf ("%s: config %s", s->what, m.config.digest);
   struct meta_image image = { .ref = xstrdup (ref), .digest = xstrdup (digest) };
   oci_config_parse (config, clen, cwhat, &image, NULL);
-  struct apply a = { .s = s, .m = &m, .workdir = image.workdir };
+  struct apply a;
+  apply_open (&a, s, &m, image.workdir);
   store_create_layered (name, ref, digest_hex (digest), &image, apply_layers, &a, xopts);
+  apply_clear (&a);
   meta_clear (&(struct meta) { .image = image });
   oci_manifest_clear (&m);
 }
@@ -392,8 +416,10 @@ create_from_archive (const char *name, const char *arg, const struct oci_ref *re
     m.layers[i] = (struct oci_descriptor) { .digest = xstrdup (ai.diff_ids[i]) };
   ai.descriptors = m.layers;
   struct image_source s = { .what = arg, .open_blob = archive_open_blob, .data = &ai };
-  struct apply a = { .s = &s, .m = &m, .workdir = image.workdir };
+  struct apply a;
+  apply_open (&a, &s, &m, image.workdir);
   store_create_layered (name, arg, digest_hex (image.digest), &image, apply_layers, &a, xopts);
+  apply_clear (&a);
   meta_clear (&(struct meta) { .image = image });
   oci_manifest_clear (&m);
   for (size_t i = 0; i < ai.n; i++)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A small static web server for the fetch tests, on 127.0.0.1 only.
 
-usage: server.py [--tls CERT KEY] [--log FILE] [--port-file FILE] DIRECTORY
+usage: server.py [--tls CERT KEY] [--log FILE] [--port-file FILE] [--mode KEY=VALUE]... DIRECTORY
 
 Binds 127.0.0.1 on a free port and prints the port (and writes it to --port-file).
 Serves DIRECTORY with a strong ETag and Last-Modified, single byte ranges (Range: bytes=N-
@@ -12,7 +12,9 @@ that has read everything can rely on the line being there), except for @slow and
 logged with what was actually sent when they end.
 
 Hostile behaviours are chosen by path segments starting with '@' (anywhere in the path;
-they are removed before the file is looked up), e.g. /@drop=1000/@norange/t.tar.gz:
+they are removed before the file is looked up), e.g. /@drop=1000/@norange/t.tar.gz, or
+for every request by --mode (rate=N: where the client builds the paths, as a registry
+client does):
   @drop=N          send the headers of the whole body, then close after N body bytes
                    (only for requests without Range, so a resumed request completes)
   @norange         ignore Range and If-Range: always 200 with the whole file
@@ -61,7 +63,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.handle_get(head=False)
 
     def handle_get(self, head):
-        modes = {}
+        modes = dict(self.server.modes)
         parts = []
         for part in urllib.parse.urlsplit(self.path).path.split("/")[1:]:
             if part.startswith("@"):
@@ -187,12 +189,14 @@ def main():
     ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     ap.add_argument("--log", default=os.devnull)
     ap.add_argument("--port-file")
+    ap.add_argument("--mode", action="append", default=[])
     ap.add_argument("directory")
     args = ap.parse_args()
 
     httpd = Server(("127.0.0.1", 0), Handler)
     httpd.root = os.path.realpath(args.directory)
     httpd.log_path = args.log
+    httpd.modes = dict(m.partition("=")[::2] for m in args.mode)
     if args.tls:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(args.tls[0], args.tls[1])

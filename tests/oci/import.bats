@@ -257,6 +257,14 @@ config_image() {
 	assert_refused x "its descriptor says 5"
 }
 
+@test "a manifest of more than 1000 layers is refused before any is opened" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "x", "layers": [{"entries": [{"path": "f", "data": "f"}]}], "hostile": {"repeat_layers": 1001}}
+	EOF
+	edr_run create x --from "oci:$T/img:x"
+	assert_refused x "1001 layers, over the limit of 1000"
+}
+
 @test "a truncated layer is refused, nothing created" {
 	image "$T/img" <<-EOF >/dev/null
 	{"tag": "x", "layers": [$BASE_LAYER], "hostile": {"truncate_layer": 30000}}

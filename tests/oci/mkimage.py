@@ -26,6 +26,7 @@ HOSTILE (each breaks one thing the importer must refuse):
   "config_not_json": true             # the config blob is not JSON
   "truncate_layer": N                 # layer 0's blob cut to N bytes (descriptor follows)
   "config_size": N                    # the config descriptor claims N bytes
+  "repeat_layers": N                  # the manifest lists layer 0 N times
 """
 import gzip
 import hashlib
@@ -118,6 +119,9 @@ def image_manifest(out, spec, extra_file=None):
         config_bytes = b"this is not JSON {"
     config_desc = {"mediaType": MT_CONFIG, "digest": put_blob(out, config_bytes),
                    "size": hostile.get("config_size", len(config_bytes))}
+    if "repeat_layers" in hostile:
+        layers = [layers[0]] * hostile["repeat_layers"]
+        diff_ids = [diff_ids[0]] * hostile["repeat_layers"]
     if "flip_layer_byte" in hostile:
         path = os.path.join(out, "blobs", "sha256", layers[0]["digest"][len("sha256:"):])
         with open(path, "r+b") as f:

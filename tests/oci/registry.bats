@@ -166,6 +166,33 @@ teardown() { fetch_teardown; }
 	assert_status 0
 }
 
+@test "docker:// an interrupted blob download resumes from where it stopped" {
+	image "$T/lay" <<< "{\"tag\": \"s\", \"layers\": [$BASE_LAYER], \"config\": {\"Cmd\": [\"true\"]}}" >/dev/null
+	static_registry "$T/lay" s t8/s
+	start_server slow --mode rate=400000
+	local url=docker://127.0.0.1:$(cat "$S/slow.port")/t8/s:s partial
+	partial=$(cache_dir)/partial/$BASE_HEX
+	"$EDR_BIN" create s --from "$url" --insecure-http --quiet > /dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 200); do
+		[[ -s $partial && $(stat -c %s "$partial") -ge 200000 ]] && break
+		sleep 0.05
+	done
+	kill -9 "$pid"
+	wait "$pid" || true
+	have=$(stat -c %s "$partial")
+	[[ $have -gt 0 && $have -lt $(stat -c %s "$EDR_TEMPLATE") ]] || fail "partial has $have bytes"
+	assert_no_root s
+
+	edr_run create s --from "$url" --insecure-http
+	kill "$(cat "$S/slow.pid")"
+	assert_status 0
+	assert_cached "$BASE_HEX"
+	assert_no_partials
+	grep -q "blobs/sha256:$BASE_HEX range=bytes=$have- if-range=.* status=206" "$S/slow.log" ||
+		fail "no ranged request from byte $have: $(cat "$S/slow.log")"
+}
+
 # hostile_blob REPO: the static registry for image s whose layer 0 blob file gets
 # replaced by what the test writes to $BLOB.
 hostile_setup() {
