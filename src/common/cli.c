@@ -166,6 +166,8 @@ static const char exit_status_help[] =
   "  126         the command was found but could not be executed\n"
   "  127         the command was not found\n"
   "  125         enter-devroot itself failed (usage errors included)\n"
+  "  128+N       create, fetch, templates interrupted by signal N (HUP, INT, TERM):\n"
+  "              nothing created\n"
   "  0           success (create, list, path, remove, doctor, export, publish)\n";
 
 static const struct command_info *

@@ -1,6 +1,7 @@
 /* Finding and running enter-devroot-store; see helper.h. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,8 +34,18 @@ void
 exec_store_helper (char **argv)
 {
   cleanup_free char *path = store_helper_path ();
+  /* An interrupt between here and the helper's handlers (while the dynamic loader maps
+   * its libraries) stays pending instead of killing it with no word: the helper unblocks
+   * the signals once it can clean up after them (src/store/interrupt.c). */
+  sigset_t set;
+  sigemptyset (&set);
+  sigaddset (&set, SIGINT);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGHUP);
+  sigprocmask (SIG_BLOCK, &set, NULL);
   /* Same argv: the helper parses the command line again, so errors read the same. */
   execv (path, argv);
+  sigprocmask (SIG_UNBLOCK, &set, NULL);
   die_with_error ("%s: cannot run %s (it creates roots and fetches templates; reinstall "
                   "enter-devroot)", argv[1] != NULL ? argv[1] : "create", path);
 }

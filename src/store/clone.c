@@ -18,6 +18,7 @@
 #include "common/util.h"
 #include "store/cache.h"
 #include "store/clone.h"
+#include "store/interrupt.h"
 
 #define UNPACKED_DIR_MODE 0700
 /* Deeper trees are unpacked instead (each level holds two fds). */
@@ -170,6 +171,7 @@ clone_dir (struct cloner *c, int src, int dst, const char *rel, int depth)
       const char *name = de->d_name;
       if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
         continue;
+      interrupt_check ();
       cleanup_free char *path = rel[0] ? xasprintf ("%s/%s", rel, name) : xstrdup (name);
       struct stat st;
       if (fstatat (src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)

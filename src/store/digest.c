@@ -7,6 +7,7 @@
 
 #include "common/util.h"
 #include "store/digest.h"
+#include "store/interrupt.h"
 
 #define HASH_BLOCK_SIZE (128 * 1024)
 
@@ -60,6 +61,7 @@ sha256_update_fd (struct sha256 *h, int fd, uint64_t len)
   while (done < len)
     {
       size_t want = len - done < HASH_BLOCK_SIZE ? (size_t) (len - done) : HASH_BLOCK_SIZE;
+      interrupt_check ();
       ssize_t n = read (fd, buf, want);
       if (n < 0 && errno == EINTR)
         continue;

@@ -29,6 +29,7 @@
 #include "common/util.h"
 #include "store/digest.h"
 #include "store/download.h"
+#include "store/interrupt.h"
 #include "store/progress.h"
 
 #define CONNECT_TIMEOUT_S 30L
@@ -127,6 +128,8 @@ static int
 xferinfo (void *data, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
 {
   struct progress *p = data;
+  if (interrupt_pending () != 0)
+    return 1; /* abort the transfer; download_file then exits as interrupted */
   if (dlnow > 0)
     progress_update (p, p->base + (uint64_t) dlnow, dltotal > 0 ? p->base + (uint64_t) dltotal : 0);
   return 0;
@@ -636,6 +639,8 @@ download_file (const char *url, int dirfd, const char *name, const struct downlo
                        && rc != CURLE_HTTP_RETURNED_ERROR;
       if (!resumable)
         download_discard (dirfd, name);
+      interrupt_check_note (resumable ? " (partial download kept; run the command again to "
+                                        "resume, or 'cache clean')" : "");
       cleanup_free char *why = error_text (rc, errbuf);
       die ("cannot download %s: %s%s", url, why,
            resumable ? " (partial download kept; run the command again to resume)" : "");

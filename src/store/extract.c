@@ -66,6 +66,7 @@
 #include "store/digest.h"
 #include "store/extract.h"
 #include "store/gunzip.h"
+#include "store/interrupt.h"
 #include "store/unlz4.h"
 
 #define READ_BLOCK_SIZE (64 * 1024)
@@ -314,7 +315,10 @@ read_raw (struct extractor *x)
   ssize_t n;
   size_t want = x->remaining < sizeof x->buf ? (size_t) x->remaining : sizeof x->buf;
   do
-    n = read (x->fd, x->buf, want);
+    {
+      interrupt_check ();
+      n = read (x->fd, x->buf, want);
+    }
   while (n < 0 && errno == EINTR);
   if (n > 0)
     x->remaining -= (uint64_t) n;

@@ -17,6 +17,7 @@
 #include "store/export.h"
 #include "store/extract.h"
 #include "store/fetch.h"
+#include "store/interrupt.h"
 #include "store/oci.h"
 #include "store/oci-ref.h"
 #include "store/progress.h"
@@ -112,6 +113,7 @@ int
 main (int argc, char **argv)
 {
   refuse_if_privileged_exec ();
+  interrupt_install ();
   struct cli cli;
   cli_parse (argc, argv, &cli);
 

@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "store/clone.h"
 #include "store/digest.h"
+#include "store/interrupt.h"
 #include "store/store-create.h"
 
 /* What a failing create must undo; die() runs create_cleanup. */
@@ -115,12 +116,15 @@ creation_commit (struct creation *c, const struct meta *m)
   c->meta_path = paths_meta (&c->p, c->name);
   cleanup_meta = c->meta_path;
   meta_write (c->meta_path, m);
+  interrupt_check ();
   if (rename_noreplace (c->staging, c->root) < 0)
     {
       if (errno == EEXIST || errno == ENOTEMPTY)
         die ("cannot create '%s': it already exists (%s)", c->name, c->root);
       die_with_error ("cannot move %s into place as %s", c->staging, c->root);
     }
+  /* The root is in place: the create has succeeded, whatever signal comes now. */
+  interrupt_commit ();
   set_die_cleanup (NULL);
   cleanup_staging = cleanup_meta = NULL;
 }
