@@ -112,6 +112,26 @@ small_tarball() {
 	rm -rf "$d"
 }
 
+# big_tarball OUT DIRS FILES SIZE: DIRS directories of FILES files of SIZE bytes each,
+# so that extraction takes long enough to interrupt.
+big_tarball() {
+	python3 - "$@" <<'PY'
+import io, sys, tarfile
+dirs, files, size = (int(a) for a in sys.argv[2:5])
+with tarfile.open(sys.argv[1], "w") as tar:
+    data = b"x" * size
+    for d in range(dirs):
+        info = tarfile.TarInfo("d%02d" % d)
+        info.type = tarfile.DIRTYPE
+        info.mode = 0o755
+        tar.addfile(info)
+        for f in range(files):
+            info = tarfile.TarInfo("d%02d/f%04d" % (d, f))
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+PY
+}
+
 # --- snapshots -------------------------------------------------------------------
 
 # snapshot DIR: every path below DIR with type, mode, size, link count, mtime,

@@ -61,31 +61,13 @@ tree_listing() {
 	assert_store_like_reference par1 par2 par3 par4
 }
 
-# big_tarball OUT: many files, so extraction takes long enough to interrupt.
-big_tarball() {
-	python3 - "$1" <<'PY'
-import io, sys, tarfile
-with tarfile.open(sys.argv[1], "w") as tar:
-    data = b"x" * 4096
-    for d in range(40):
-        info = tarfile.TarInfo("d%02d" % d)
-        info.type = tarfile.DIRTYPE
-        info.mode = 0o755
-        tar.addfile(info)
-        for f in range(1000):
-            info = tarfile.TarInfo("d%02d/f%04d" % (d, f))
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-PY
-}
-
 # count_entries: how many paths the store (and the other XDG dirs) hold now.
 count_entries() {
 	find "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$HOME" 2>/dev/null | wc -l
 }
 
 @test "concurrency: a create killed mid-extraction leaves no root; the next create cleans the debris" {
-	big_tarball "$W/big.tar"
+	big_tarball "$W/big.tar" 40 1000 4096
 	store_snapshot
 	"$EDR_BIN" create dev --from "$W/big.tar" >/dev/null 2>&1 3>&- &
 	bg_pid=$!

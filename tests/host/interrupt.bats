@@ -12,24 +12,6 @@ teardown() {
 	edr_teardown
 }
 
-# big_tarball OUT: 1000 files of 32 KiB (32 MiB), long enough to interrupt.
-big_tarball() {
-	python3 - "$1" <<'PY'
-import io, sys, tarfile
-with tarfile.open(sys.argv[1], "w") as tar:
-    data = b"y" * 32768
-    for d in range(10):
-        info = tarfile.TarInfo("d%02d" % d)
-        info.type = tarfile.DIRTYPE
-        info.mode = 0o755
-        tar.addfile(info)
-        for f in range(100):
-            info = tarfile.TarInfo("d%02d/f%03d" % (d, f))
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-PY
-}
-
 # wait_exit PID: its exit status, waiting 30 s at most (then it is killed and the test
 # fails: a create that ignores the signal must not hang the suite).
 wait_exit() {
@@ -61,7 +43,7 @@ assert_nothing_created() {
 # interrupt_mid_extraction SIG NUMBER: a create reading a FIFO that holds half of a big
 # archive is stopped by SIG once files are unpacked in staging.
 interrupt_mid_extraction() {
-	big_tarball "$W/big.tar"
+	big_tarball "$W/big.tar" 10 100 32768
 	mkfifo "$W/fifo"
 	exec 8<>"$W/fifo" # a writer exists: the create's open does not block
 	store_snapshot
@@ -112,7 +94,7 @@ interrupt_mid_extraction() {
 }
 
 @test "interrupt: signals at several points of a large create: 0 and a complete root, or 128+N and nothing" {
-	big_tarball "$W/big.tar"
+	big_tarball "$W/big.tar" 10 100 32768
 	local want delay st n_done=0 n_int=0 sig sigs=(INT TERM HUP) k=0 t0 ms pct
 	t0=$(date +%s%N)
 	"$EDR_BIN" create ref --from "$W/big.tar" 2>/dev/null || fail "reference create failed"
