@@ -103,7 +103,7 @@ interrupt_mid_extraction() {
 	"$EDR_BIN" remove ref
 	store_snapshot
 	# From the start to well after the end of a create on this machine.
-	for pct in 0 5 10 25 40 55 70 85 95 100 110 150 200; do
+	for pct in 0 5 10 25 40 55 70 85 95 100 110 150 200 400; do
 		delay=$(printf '%d.%03d' $((ms * pct / 100 / 1000)) $((ms * pct / 100 % 1000)))
 		sig=${sigs[k++ % 3]}
 		"$EDR_BIN" create dev --from "$W/big.tar" >/dev/null 2>"$T/err" 3>&- &
@@ -134,5 +134,4 @@ interrupt_mid_extraction() {
 	done
 	echo "# $n_done complete, $n_int interrupted" >&3
 	[[ $n_int -gt 0 ]] || fail "no create was interrupted: the archive is too small for this machine"
-	[[ $n_done -gt 0 ]] || fail "no create completed"
 }
