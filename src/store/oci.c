@@ -375,7 +375,10 @@ archive_open_blob (struct image_source *s, const struct oci_descriptor *d, struc
   struct archive_index *ai = s->data;
   const char *name = ai->layers[d - ai->descriptors];
   const struct member *m = archive_member (ai, name, s->what);
-  src->fd = dup (ai->fd);
+  /* A file description of its own: every layer is opened before any is read, and a dup()
+   * would share one file offset among them all (the last lseek would win). */
+  cleanup_free char *self = xasprintf ("/proc/self/fd/%d", ai->fd);
+  src->fd = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (src->fd < 0 || lseek (src->fd, m->offset, SEEK_SET) < 0)
     die_with_error ("%s: cannot read member '%s'", s->what, name);
   src->description = xasprintf ("%s: layer %s", s->what, name);
