@@ -29,6 +29,7 @@ enum option_id
   OPT_ENV,
   OPT_SAVE,
   OPT_ROOT,
+  OPT_ENTRYPOINT,
 };
 
 /* One row per option: our name, pyxis's (pyxis_compat=1), the environment variables that
@@ -59,6 +60,9 @@ static const struct option_row rows[] = {
   { OPT_ROOT, "devroot-root", "container-remap-root", "DEVROOT_ROOT",
     "PYXIS_CONTAINER_REMAP_ROOT", NULL,
     "look like root inside the devroot, for package managers (enter-devroot run --root)" },
+  { OPT_ENTRYPOINT, "devroot-entrypoint", "container-entrypoint", "DEVROOT_ENTRYPOINT",
+    "PYXIS_CONTAINER_ENTRYPOINT", NULL,
+    "run the command through the OCI image's Entrypoint (enter-devroot run --entrypoint)" },
 };
 
 #define N_ROWS (sizeof rows / sizeof rows[0])
@@ -169,7 +173,9 @@ set_option (enum option_id id, const char *value, const char *from)
       slot = &request.env;
       break;
     case OPT_ROOT:
-      request.root = value == NULL || strcmp (value, "0") != 0;
+    case OPT_ENTRYPOINT:
+      *(id == OPT_ROOT ? &request.root : &request.entrypoint)
+        = value == NULL || strcmp (value, "0") != 0;
       return 0;
     }
   char *copy = strdup (value);
@@ -250,6 +256,7 @@ option_given (enum option_id id)
     case OPT_ENV: return request.env != NULL;
     case OPT_SAVE: return request.save != NULL;
     case OPT_ROOT: return request.root;
+    case OPT_ENTRYPOINT: return request.entrypoint;
     }
   return false;
 }

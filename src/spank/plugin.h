@@ -43,6 +43,7 @@ struct devroot_request
   char *env;     /* --devroot-env: NAME,NAME,... passed into the root */
   char *save;    /* --devroot-save: FILE the root is exported to when the step ends */
   bool root;     /* --devroot-root: root emulation (run --root) */
+  bool entrypoint; /* --devroot-entrypoint: the OCI image's Entrypoint runs the command */
 };
 
 struct devroot_config

@@ -253,6 +253,8 @@ task_init (spank_t sp)
     }
   if (request.root)
     argv[i++] = "--root";
+  if (request.entrypoint)
+    argv[i++] = "--entrypoint";
   for (char **e = env; *e != NULL; e++)
     if (strchr (*e, '=') != NULL && (passed_by_default (*e) || passed_by_request (*e)))
       {

@@ -24,6 +24,12 @@ setup_file() {
 	 {"compression": "gzip", "tarball": "$S/big.tar.gz"}]}
 	EOS
 	python3 "$BATS_TEST_DIRNAME/../oci/mkimage.py" "$S/lay" "$S/spec.json" >/dev/null
+	# And one with an Entrypoint, for --devroot-entrypoint.
+	cat >"$S/spec-e.json" <<-EOS
+	{"tag": "e", "layers": [{"compression": "gzip", "tarball": "$EDR_TEMPLATE"}],
+	 "config": {"Entrypoint": ["/bin/echo", "entry:"], "Cmd": ["nothing"]}}
+	EOS
+	python3 "$BATS_TEST_DIRNAME/../oci/mkimage.py" "$S/lay" "$S/spec-e.json" >/dev/null
 	push "$S/lay:a" reg img:a
 	skopeo copy -q "oci:$S/lay:a" "docker-archive:$S/a.tar:img:a"
 	cp "$EDR_TEMPLATE" "$S/t.tar.gz"
@@ -47,7 +53,7 @@ teardown() { slurm_teardown; }
 	for form in "$S/t.tar.gz" "oci:$S/lay:a" "docker-archive:$S/a.tar:img:a" "docker://$REG/img:a"; do
 		run --separate-stderr srun_ -N2 -n2 --devroot-image="$form" \
 			/bin/sh -c 'echo "$(grep -c busybox /etc/os-release) $(cat /marker 2>/dev/null || echo no marker)"'
-		assert_success
+		[[ $status -eq 0 ]] || fail "$form: $(last_run)"
 		if [[ $form == *t.tar.gz ]]; then
 			assert_output "$(printf '1 no marker\n1 no marker')"
 		else
@@ -76,4 +82,13 @@ teardown() { slurm_teardown; }
 	[[ -n $gets ]] || fail "no blob was fetched from the registry"
 	[[ $(awk '$1 != 1' <<<"$gets") == "" ]] || fail "a blob was downloaded more than once:
 $gets"
+}
+
+@test "images: --devroot-entrypoint runs the command through the image's Entrypoint" {
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="oci:$S/lay:e" --devroot-entrypoint /bin/true
+	assert_success
+	assert_output "entry: /bin/true"
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="oci:$S/lay:e" /bin/echo plain
+	assert_success
+	assert_output "plain"
 }
