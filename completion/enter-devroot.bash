@@ -59,7 +59,8 @@ _enter_devroot()
 	enter) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --help" ;;
 	run) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --entrypoint --help" ;;
 	list|images) opts="--json --help" ;;
-	path|remove|doctor) opts="--help" ;;
+	remove) opts="--force --help" ;;
+	path|doctor) opts="--help" ;;
 	help) COMPREPLY=($(compgen -W "$subcommands" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then
@@ -84,7 +85,8 @@ _enter_devroot()
 			COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null
 		fi
 		;;
-	enter|run|path|remove)
+	remove) COMPREPLY=($(compgen -W "$(_enter_devroot_roots)" -- "$cur")) ;; # every word is one
+	enter|run|path)
 		# Only the first non-option word is a root name.
 		local have_name=
 		for ((i = 2; i < cword; i++)); do

@@ -110,8 +110,13 @@ static const struct command_info commands[] = {
     "  --json            one JSON array of objects with name, path, source, sha256,\n"
     "                    created (RFC 3339, UTC) and size_bytes\n" },
   { "path", CMD_PATH, true, "path NAME", "Print the directory of devroot NAME.\n" },
-  { "remove", CMD_REMOVE, true, "remove NAME",
-    "Delete devroot NAME and its metadata (read-only directories included).\n" },
+  { "remove", CMD_REMOVE, true, "remove NAME... [--force]",
+    "Delete each devroot NAME and its metadata (read-only directories included). A devroot\n"
+    "in which one of your processes runs (its root or working directory is inside) is not\n"
+    "removed: the error names one such process. Nothing is removed unless every NAME can be.\n"
+    "\n"
+    "  --force           stop the processes inside first: SIGTERM, then SIGKILL to those\n"
+    "                    still running 5 seconds later\n" },
   { "doctor", CMD_DOCTOR, false, "doctor",
     "Report what this kernel allows (no_new_privs chroot, user namespaces, Landlock) and\n"
     "which mode 'auto' uses. Exits 0 when some mode works, 125 otherwise.\n" },
@@ -250,6 +255,7 @@ enum option_id
   OPT_ENTRYPOINT,
   OPT_COMPRESS,
   OPT_DESCRIPTION,
+  OPT_FORCE,
 };
 
 struct option_info
@@ -287,6 +293,7 @@ static const struct option_info options[] = {
   { "entrypoint", OPT_ENTRYPOINT, false, ON (CMD_RUN) },
   { "compress", OPT_COMPRESS, true, ON (CMD_EXPORT) },
   { "description", OPT_DESCRIPTION, true, ON (CMD_PUBLISH) },
+  { "force", OPT_FORCE, false, ON (CMD_REMOVE) },
 };
 
 /* Append S to the NULL-terminated vector *V. */
@@ -357,6 +364,7 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
         usage_error (c->name, "--description must be one line");
       cli->description = arg;
       break;
+    case OPT_FORCE: cli->force = true; break;
     default:
       break;
     }
@@ -448,7 +456,13 @@ cli_parse (int argc, char **argv, struct cli *cli)
           parse_option (cli, c, argc, argv, &i);
           continue;
         }
-      if (c->takes_name && cli->name == NULL)
+      if (c->command == CMD_REMOVE)
+        {
+          append_word (&cli->names, argv[i]); /* remove takes several */
+          if (cli->name == NULL)
+            cli->name = word;
+        }
+      else if (c->takes_name && cli->name == NULL)
         cli->name = word;
       else if (c->command == CMD_HELP && cli->help_topic == NULL)
         cli->help_topic = word;
@@ -498,4 +512,6 @@ cli_clear (struct cli *cli)
   cli->enter.env.assignments = NULL;
   free (cli->archives); /* the strings are argv's */
   cli->archives = NULL;
+  free (cli->names);
+  cli->names = NULL;
 }

@@ -47,6 +47,8 @@ struct cli
   const char *publish_dir; /* publish DIR */
   char **archives;         /* publish DIR ARCHIVE...: owned (the strings are argv's) */
   const char *description; /* publish --description */
+  char **names;            /* remove NAME...: owned (the strings are argv's) */
+  bool force;              /* remove --force: stop the processes inside first */
   struct enter_opts enter; /* enter and run; enter.env.assignments is owned */
 };
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/account.h"
+#include "common/inuse.h"
 #include "common/meta.h"
 #include "common/name.h"
 #include "common/paths.h"
@@ -278,26 +279,45 @@ store_existing_root (const char *name, const char *what)
   return root;
 }
 
-void
-store_remove (const char *name)
+/* die() unless NAME exists and, without FORCE, nothing of the caller's runs inside it
+ * (removing it would leave a shell in an emptied root, its home gone). */
+static void
+check_removable (const struct store_paths *p, const char *name, bool force)
 {
-  struct store_paths p;
   name_check (name);
-  store_paths_from_env (&p);
-  cleanup_free char *root = paths_root (&p, name);
+  cleanup_free char *root = paths_root (p, name);
   struct stat st;
   if (lstat (root, &st) < 0)
     die ("cannot remove '%s': no such devroot", name);
-  store_prepare (&p);
+  pid_t pid = force ? 0 : inuse_find (root);
+  if (pid != 0)
+    {
+      cleanup_free char *comm = inuse_command (pid);
+      die ("cannot remove '%s': process %ld (%s) is running inside it (stop it, or use "
+           "'remove --force')", name, (long) pid, comm);
+    }
+}
+
+static void
+remove_one (struct store_paths *p, const char *name, bool force)
+{
+  cleanup_free char *root = paths_root (p, name);
+  store_prepare (p);
   /* Held until we return; never read. */
-  cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (&p, name, "remove");
-  clean_stale_staging (&p, name);
+  cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (p, name, "remove");
+  clean_stale_staging (p, name);
+  check_removable (p, name, force);
+  if (force)
+    inuse_stop (name, root);
+  struct stat st;
+  if (lstat (root, &st) < 0)
+    die ("cannot remove '%s': no such devroot", name);
 
   /* Move it out of sight first, so an interrupted remove never leaves a half root under
    * its name; the next run finishes deleting it. */
-  cleanup_free char *trash = xasprintf ("%s/%s" STAGING_SUFFIX, p.staging, name);
+  cleanup_free char *trash = xasprintf ("%s/%s" STAGING_SUFFIX, p->staging, name);
   if (mkdtemp (trash) == NULL)
-    die_with_error ("cannot create a directory in %s", p.staging);
+    die_with_error ("cannot create a directory in %s", p->staging);
   /* Moving a directory to another parent needs write permission on it. */
   if (S_ISDIR (st.st_mode) && (st.st_mode & S_IWUSR) == 0
       && chmod_dir_nofollow (AT_FDCWD, root, (st.st_mode & 07777) | S_IRWXU) < 0)
@@ -311,11 +331,22 @@ store_remove (const char *name)
         die ("cannot remove '%s': no such devroot", name);
       die_with_error ("cannot remove '%s': cannot move %s aside", name, root);
     }
-  cleanup_free char *meta_path = paths_meta (&p, name);
+  cleanup_free char *meta_path = paths_meta (p, name);
   if (unlink (meta_path) < 0 && errno != ENOENT)
     warn ("cannot remove metadata %s: %s", meta_path, strerror (errno));
   if (rm_rf_at (AT_FDCWD, trash) < 0)
     die_with_error ("cannot remove '%s': deleting %s", name, trash);
+}
+
+void
+store_remove (char *const *names, bool force)
+{
+  struct store_paths p;
+  store_paths_from_env (&p);
+  for (size_t i = 0; names[i] != NULL; i++)
+    check_removable (&p, names[i], force);
+  for (size_t i = 0; names[i] != NULL; i++)
+    remove_one (&p, names[i], force);
   store_paths_clear (&p);
 }
 

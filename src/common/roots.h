@@ -10,7 +10,10 @@
 /* Staging directories are NAME followed by this mkdtemp() suffix. */
 #define STAGING_SUFFIX ".XXXXXX"
 
-void store_remove (const char *name);
+/* Remove every devroot in NAMES (NULL-terminated): all of them, or (die()) none when one
+ * does not exist or, without FORCE, has a process of the caller inside. With FORCE the
+ * processes inside are stopped first (inuse.h). */
+void store_remove (char *const *names, bool force);
 void store_list (bool json);
 /* `images`: the devroots made from OCI images, with their references and manifest digests
  * (a table, or a JSON array of objects with name, image and digest). */

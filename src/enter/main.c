@@ -61,7 +61,7 @@ main (int argc, char **argv)
         break;
       }
     case CMD_REMOVE:
-      store_remove (cli.name);
+      store_remove (cli.names, cli.force);
       break;
     case CMD_DOCTOR:
       return doctor_run ();

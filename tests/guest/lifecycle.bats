@@ -54,3 +54,26 @@ PY
 	assert_equal "$(find "$staging" -mindepth 1 | wc -l)" 0
 	[[ ! -e $XDG_DATA_HOME/enter-devroot/roots/big ]] || fail "a root was left"
 }
+
+@test "lifecycle: remove refuses a root a chrooted sleep runs in, naming it; --force stops it and removes the root" {
+	export XDG_DATA_HOME=$T/data
+	"$EDR_BIN" create busy || fail "create busy failed"
+	"$EDR_BIN" run busy --mode=chroot -- sleep 600 >/dev/null 2>&1 3>&- &
+	bg_pid=$!
+	local i
+	for i in $(seq 500); do
+		[[ $(cat "/proc/$bg_pid/comm" 2>/dev/null) == sleep ]] && break
+		sleep 0.02
+	done
+	assert_equal "$(cat "/proc/$bg_pid/comm")" sleep
+	edr_run remove busy
+	assert_edr_error 125 "'busy'" "process $bg_pid (sleep)"
+	[[ -d $XDG_DATA_HOME/enter-devroot/roots/busy/bin ]] || fail "the root was touched"
+	kill -0 "$bg_pid" || fail "the sleep was stopped"
+	edr_run remove --force busy
+	assert_status 0
+	local st=0
+	wait_exit "$bg_pid" || st=$?
+	assert_equal "$st" 143 # SIGTERM
+	[[ ! -e $XDG_DATA_HOME/enter-devroot/roots/busy ]] || fail "the root is still there"
+}

@@ -1,0 +1,293 @@
+/* Is a devroot in use? Which of the caller's processes run inside it, and stopping them.
+ *
+ * A process is inside a devroot when its root directory or its working directory is the
+ * devroot's directory or beneath it. Both are read through /proc/PID/root and
+ * /proc/PID/cwd, which the kernel lets a process open for the same user's processes only
+ * (ptrace read access): a devroot belongs to its user, and so do the processes that can
+ * be inside it. Paths are not compared (a process in userns mode lives in another mount
+ * namespace, and a path can be renamed): the directory is opened and its ancestors are
+ * walked with "..", comparing device and inode with the devroot's, which works across
+ * mount namespaces and chroots alike.
+ *
+ * Stopping goes through pidfds: each process is opened with pidfd_open and checked again
+ * through /proc afterwards, so a PID reused in between is never signalled; SIGTERM first,
+ * SIGKILL to those still alive after the grace period, as `podman rm --force` does. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/inuse.h"
+#include "common/util.h"
+
+/* How long processes get to exit after SIGTERM, then after SIGKILL. */
+#define STOP_GRACE_MS 5000
+#define KILL_WAIT_MS 5000
+/* Processes inside may fork while they are stopped: scan and stop again, this often. */
+#define STOP_ROUNDS 4
+/* Deeper than any path can be (PATH_MAX / 2 components): a walk that long is a loop. */
+#define MAX_ANCESTORS 2048
+/* At most this many processes are stopped per round. */
+#define SCAN_BATCH 256
+/* The caller's ancestors skipped by the scan, nearest first. */
+#define MAX_ANCESTOR_PIDS 64
+
+struct dev_ino
+{
+  dev_t dev;
+  ino_t ino;
+};
+
+/* Whether the directory FD (consumed) is the devroot or beneath it. */
+static bool
+dir_is_inside (int fd, const struct dev_ino *root)
+{
+  bool inside = false;
+  struct stat st, up;
+  for (int i = 0; fd >= 0 && i < MAX_ANCESTORS && fstat (fd, &st) == 0; i++)
+    {
+      if (st.st_dev == root->dev && st.st_ino == root->ino)
+        {
+          inside = true;
+          break;
+        }
+      int parent = openat (fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (parent < 0 || fstat (parent, &up) < 0
+          || (up.st_dev == st.st_dev && up.st_ino == st.st_ino))
+        {
+          if (parent >= 0)
+            close (parent);
+          break; /* the top of the tree */
+        }
+      close (fd);
+      fd = parent;
+    }
+  if (fd >= 0)
+    close (fd);
+  return inside;
+}
+
+/* Whether process PID (its /proc directory open as PROCFD) is inside the devroot. */
+static bool
+process_is_inside (int procfd, const struct dev_ino *root)
+{
+  static const char *const links[] = { "root", "cwd" };
+  for (size_t i = 0; i < N_ELEMENTS (links); i++)
+    {
+      int fd = openat (procfd, links[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (fd >= 0 && dir_is_inside (fd, root))
+        return true;
+    }
+  return false;
+}
+
+static int
+open_proc_pid (pid_t pid)
+{
+  char path[32];
+  snprintf (path, sizeof path, "/proc/%ld", (long) pid);
+  return open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+static bool
+pid_is_inside (pid_t pid, const struct dev_ino *root)
+{
+  cleanup_fd int procfd = open_proc_pid (pid);
+  struct stat st;
+  return procfd >= 0 && fstat (procfd, &st) == 0 && st.st_uid == getuid ()
+         && process_is_inside (procfd, root);
+}
+
+static int
+root_identity (const char *root, struct dev_ino *out)
+{
+  struct stat st;
+  if (lstat (root, &st) < 0)
+    return -1;
+  *out = (struct dev_ino) { st.st_dev, st.st_ino };
+  return 0;
+}
+
+/* The parent of PID, from /proc/PID/status; 0 when unknown. */
+static pid_t
+parent_of (pid_t pid)
+{
+  char path[48];
+  snprintf (path, sizeof path, "/proc/%ld/status", (long) pid);
+  cleanup_free char *status = load_file_at (AT_FDCWD, path, 64 * 1024, NULL);
+  const char *p = status != NULL ? strstr (status, "\nPPid:") : NULL;
+  return p != NULL ? (pid_t) strtol (p + strlen ("\nPPid:"), NULL, 10) : 0;
+}
+
+/* Whether PID is this process or one of its ancestors: the shell that runs `remove` from
+ * a directory inside the devroot is waiting for us, not running in the devroot, and
+ * --force must never kill it. */
+static bool
+is_self_or_ancestor (pid_t pid)
+{
+  pid_t p = getpid ();
+  for (int i = 0; p > 0 && i < MAX_ANCESTOR_PIDS; i++, p = parent_of (p))
+    if (p == pid)
+      return true;
+  return false;
+}
+
+/* The caller's processes inside ROOT, at most MAX of them into PIDS; how many were found
+ * (possibly more than MAX). */
+static size_t
+scan (const struct dev_ino *root, pid_t *pids, size_t max)
+{
+  DIR *d = opendir ("/proc");
+  if (d == NULL)
+    die_with_error ("cannot read /proc to find the processes inside the devroot");
+  size_t n = 0;
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    {
+      char *end;
+      long v = strtol (de->d_name, &end, 10);
+      if (*end != '\0' || v <= 0)
+        continue;
+      if (pid_is_inside ((pid_t) v, root) && !is_self_or_ancestor ((pid_t) v))
+        {
+          if (n < max)
+            pids[n] = (pid_t) v;
+          n++;
+        }
+    }
+  closedir (d);
+  return n;
+}
+
+char *
+inuse_command (pid_t pid)
+{
+  char path[48];
+  snprintf (path, sizeof path, "/proc/%ld/comm", (long) pid);
+  char *comm = read_first_line (path);
+  return comm != NULL ? comm : xstrdup ("?");
+}
+
+pid_t
+inuse_find (const char *root)
+{
+  struct dev_ino id;
+  if (root_identity (root, &id) < 0)
+    return 0;
+  pid_t pid = 0;
+  return scan (&id, &pid, 1) > 0 ? pid : 0;
+}
+
+static int
+pidfd_open_ (pid_t pid)
+{
+  return (int) syscall (SYS_pidfd_open, pid, 0);
+}
+
+static int
+pidfd_send_signal_ (int pidfd, int sig)
+{
+  return (int) syscall (SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+static long
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait until every pidfd in FDS (-1 entries are done) is readable (its process exited),
+ * or MS have passed; exited ones are closed and set to -1. How many are left. */
+static size_t
+wait_exits (int *fds, size_t n, long ms)
+{
+  long deadline = now_ms () + ms;
+  for (;;)
+    {
+      size_t left = 0;
+      struct pollfd p[SCAN_BATCH];
+      for (size_t i = 0; i < n; i++)
+        {
+          p[i] = (struct pollfd) { .fd = fds[i], .events = POLLIN };
+          left += fds[i] >= 0;
+        }
+      long wait = deadline - now_ms ();
+      if (left == 0 || wait <= 0)
+        return left;
+      if (poll (p, n, (int) wait) < 0 && errno != EINTR)
+        die_with_error ("cannot wait for the processes inside the devroot");
+      for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)))
+          {
+            close (fds[i]);
+            fds[i] = -1;
+          }
+    }
+}
+
+/* One round: SIGTERM every process found inside, SIGKILL the ones still alive after the
+ * grace period, wait for them. */
+static void
+stop_round (const char *name, const struct dev_ino *root, const pid_t *pids, size_t n)
+{
+  int fds[SCAN_BATCH];
+  for (size_t i = 0; i < n; i++)
+    {
+      fds[i] = pidfd_open_ (pids[i]);
+      /* Opened, then checked: the pidfd names the process that is inside, not a PID that
+       * was reused since the scan. */
+      if (fds[i] >= 0
+          && (!pid_is_inside (pids[i], root) || pidfd_send_signal_ (fds[i], SIGTERM) < 0))
+        {
+          close (fds[i]);
+          fds[i] = -1;
+        }
+    }
+  if (wait_exits (fds, n, STOP_GRACE_MS) == 0)
+    return;
+  for (size_t i = 0; i < n; i++)
+    if (fds[i] >= 0)
+      {
+        cleanup_free char *comm = inuse_command (pids[i]);
+        warn ("remove '%s': process %ld (%s) did not exit on SIGTERM: sending SIGKILL", name,
+              (long) pids[i], comm);
+        if (pidfd_send_signal_ (fds[i], SIGKILL) < 0 && errno != ESRCH)
+          die_with_error ("cannot remove '%s': cannot kill process %ld", name, (long) pids[i]);
+      }
+  wait_exits (fds, n, KILL_WAIT_MS);
+  for (size_t i = 0; i < n; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+}
+
+void
+inuse_stop (const char *name, const char *root)
+{
+  struct dev_ino id;
+  if (root_identity (root, &id) < 0)
+    return;
+  for (int round = 0; round < STOP_ROUNDS; round++)
+    {
+      pid_t pids[SCAN_BATCH];
+      size_t n = scan (&id, pids, SCAN_BATCH);
+      if (n == 0)
+        return;
+      stop_round (name, &id, pids, n < SCAN_BATCH ? n : SCAN_BATCH);
+    }
+  pid_t pid = inuse_find (root);
+  if (pid != 0)
+    {
+      cleanup_free char *comm = inuse_command (pid);
+      die ("cannot remove '%s': process %ld (%s) is still inside it after SIGKILL", name,
+           (long) pid, comm);
+    }
+}
