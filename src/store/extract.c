@@ -519,6 +519,37 @@ fail:
   }
 }
 
+/* The target of the symlink at REL in the root, read without following anything; NULL
+ * when REL is not a symlink. */
+static char *
+symlink_target (struct extractor *x, const char *rel)
+{
+  cleanup_free char *copy = NULL;
+  const char *leaf, *bad;
+  cleanup_fd int dfd = open_parent (x->rootfd, NULL, rel, false, &copy, &leaf, &bad);
+  char buf[PATH_MAX];
+  ssize_t n = dfd >= 0 ? readlinkat (dfd, leaf, buf, sizeof buf - 1) : -1;
+  if (n <= 0)
+    return NULL;
+  return xasprintf ("%.*s", (int) n, buf);
+}
+
+/* Where the symlink LINK (a path in the root) to TARGET points, as a path in the root;
+ * NULL when that would need a '..' (the message then says less). */
+static char *
+canonical_path (const char *link, const char *target)
+{
+  const char *slash = strrchr (link, '/');
+  cleanup_free char *joined = target[0] == '/' || slash == NULL
+    ? xstrdup (target) : xasprintf ("%.*s/%s", (int) (slash - link), link, target);
+  char *out;
+  bool absolute;
+  const char *why;
+  if (archive_path_normalize (joined, &out, &absolute, &why) < 0)
+    return NULL;
+  return out;
+}
+
 static int
 open_parent_or_refuse (struct extractor *x, const char *entry, const char *rel, bool create,
                        char **copy, const char **leaf)
@@ -528,7 +559,19 @@ open_parent_or_refuse (struct extractor *x, const char *entry, const char *rel, 
   if (dfd >= 0)
     return dfd;
   if (errno == ELOOP || errno == ENOTDIR)
-    refuse (x, entry, "its path goes through '%s', which is a symlink or not a directory", bad);
+    {
+      /* *copy now ends with the component that failed: the path of that symlink. */
+      cleanup_free char *target = symlink_target (x, *copy);
+      cleanup_free char *canonical = target != NULL ? canonical_path (*copy, target) : NULL;
+      if (canonical != NULL)
+        refuse (x, entry, "its path goes through '%s', a symlink to '%s', and symlinks are never "
+                "followed: repack the archive with canonical paths ('%s/...' rather than "
+                "'%s/...')", *copy, target, canonical, *copy);
+      if (target != NULL)
+        refuse (x, entry, "its path goes through '%s', a symlink to '%s', and symlinks are never "
+                "followed: repack the archive with the paths it points to", *copy, target);
+      refuse (x, entry, "its path goes through '%s', which is not a directory", bad);
+    }
   refuse (x, entry, "cannot open directory '%s': %s", bad, strerror (errno));
 }
 
@@ -689,7 +732,15 @@ extract_hardlink (struct extractor *x, const char *entry, const char *rel, int d
   if (target[0] == '\0')
     refuse (x, entry, "hardlink to the root directory");
   if (strcmp (target, rel) == 0)
-    refuse (x, entry, "hardlink to itself");
+    {
+      /* GNU tar stores the second copy of a path listed twice (tar -T) as a hard link to
+       * itself: the file is already here, as bsdtar concludes too. */
+      struct stat st;
+      if (fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
+        refuse (x, entry, "hardlink to itself, and no earlier regular file of that name");
+      x->result->skipped_self_links++;
+      return;
+    }
 
   cleanup_free char *tcopy = NULL;
   const char *tleaf, *bad;
@@ -992,11 +1043,14 @@ unpack_one (struct extractor *x, struct source *src, char hex[SHA256_HEX_LEN + 1
 }
 
 static void
-warn_skipped (struct extractor *x, unsigned long n)
+warn_skipped (struct extractor *x, unsigned long special, unsigned long self_links)
 {
-  if (n > 0)
+  if (special > 0)
     warn ("%s: skipped %lu device node(s), FIFO(s) or socket(s): they cannot be created "
-          "unprivileged", x->desc, n);
+          "unprivileged", x->desc, special);
+  if (self_links > 0)
+    warn ("%s: skipped %lu duplicate member(s) stored as a hard link to itself (a path "
+          "listed twice to tar): the earlier copy is kept", x->desc, self_links);
 }
 
 struct extractor *
@@ -1005,7 +1059,7 @@ extract_archive (int rootfd, struct source *src, const struct extract_opts *opts
 {
   struct extractor *x = extract_begin (rootfd, opts, result);
   unpack_one (x, src, result->sha256);
-  warn_skipped (x, result->skipped_special);
+  warn_skipped (x, result->skipped_special, result->skipped_self_links);
   return x;
 }
 
@@ -1017,10 +1071,12 @@ extract_layer (struct extractor *x, struct source *src)
   x->layer = true;
   path_set_clear (&x->upper);
   unsigned long skipped_before = x->result->skipped_special;
+  unsigned long self_links_before = x->result->skipped_self_links;
   char hex[SHA256_HEX_LEN + 1];
   unpack_one (x, src, hex);
   path_set_clear (&x->upper);
-  warn_skipped (x, x->result->skipped_special - skipped_before);
+  warn_skipped (x, x->result->skipped_special - skipped_before,
+                x->result->skipped_self_links - self_links_before);
 }
 
 static int

@@ -22,6 +22,7 @@ struct extract_result
   uint64_t size_bytes;                 /* regular-file bytes unpacked */
   char sha256[SHA256_HEX_LEN + 1];     /* of every byte read from the source */
   unsigned long skipped_special;       /* device nodes, FIFOs and sockets not created */
+  unsigned long skipped_self_links;    /* duplicates stored as a hard link to themselves */
 };
 
 struct extractor;
