@@ -39,6 +39,7 @@
 #include "common/roots.h"
 #include "common/util.h"
 #include "store/export.h"
+#include "store/interrupt.h"
 #include "store/progress.h"
 
 #define COPY_BLOCK (256 * 1024)
@@ -174,6 +175,7 @@ struct exporter
   char *buf;
   struct progress bar;
   uint64_t done;
+  char *interrupted_note; /* for interrupt_check_note: FILE was not written */
 };
 
 static void
@@ -318,6 +320,7 @@ export_file (struct exporter *x, int dirfd, const char *rel, const char *leaf,
       if (archive_write_data (x->a, x->buf, (size_t) n) != n)
         die ("cannot export '%s': %s: %s", x->name, rel, archive_error_string (x->a));
       left -= n;
+      interrupt_check_note (x->interrupted_note);
       x->done += (uint64_t) n;
       progress_update (&x->bar, x->done, 0);
     }
@@ -370,6 +373,7 @@ export_dir (struct exporter *x, int dirfd, const char *rel)
   cleanup_strv char **names = sorted_names (x, dirfd, rel);
   for (char **n = names; *n != NULL; n++)
     {
+      interrupt_check_note (x->interrupted_note);
       cleanup_free char *child = rel[0] != '\0' ? xasprintf ("%s/%s", rel, *n) : xstrdup (*n);
       if (strcmp (child, x->added_home) == 0)
         continue;
@@ -488,6 +492,7 @@ export_root (const char *name, const char *file, const char *compress, bool quie
       x.host_copies[i] = steal_pointer (&m.host_copies[i]);
   meta_clear (&m);
   x.clamp = source_date_epoch (&x.epoch);
+  x.interrupted_note = xasprintf (" (%s not written)", file);
   account_additions (&x.added);
   x.added_home = x.added.home + 1; /* "home/NAME" */
 
@@ -530,8 +535,10 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   progress_end (&x.bar);
   if (fsync (fd) < 0)
     die_with_error ("cannot export '%s': cannot write %s", name, tmp);
+  interrupt_check_note (x.interrupted_note);
   if (rename (tmp, file) < 0)
     die_with_error ("cannot export '%s': cannot rename %s to %s", name, tmp, file);
+  interrupt_commit ();
   set_die_cleanup (NULL);
   cleanup_tmp = NULL;
 
@@ -544,4 +551,5 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   for (size_t i = 0; i < META_N_COPIES; i++)
     free (x.host_copies[i]);
   account_additions_clear (&x.added);
+  free (x.interrupted_note);
 }

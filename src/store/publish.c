@@ -25,10 +25,14 @@
 #include "common/util.h"
 #include "store/catalog.h"
 #include "store/digest.h"
+#include "store/interrupt.h"
 #include "store/publish.h"
 
 #define CATALOG_FILE "index"
 #define COPY_BLOCK (256 * 1024)
+/* An interrupted publish leaves the catalogue as it was (archives already placed stay,
+ * unlisted). */
+#define INTERRUPTED_NOTE " (the catalogue is unchanged)"
 
 static const char *const archive_suffixes[] = { ".tar.zst", ".tar.gz", ".tar.xz", ".tar" };
 
@@ -109,6 +113,7 @@ copy_file (int src, const char *archive, int dirfd, const char *dir, const char 
         break;
       if (write_all (out, buf, (size_t) n) < 0)
         die_with_error ("publish: cannot write %s/%s", dir, tmp);
+      interrupt_check_note (INTERRUPTED_NOTE);
     }
   if (fsync (out) < 0)
     die_with_error ("publish: cannot write %s/%s", dir, tmp);
@@ -232,6 +237,8 @@ publish (const char *dir, char *const *archives, const char *description, bool q
         printf ("%s: %s (%ju bytes, sha256 %s)\n", e->name, e->url, (uintmax_t) e->size,
                 e->sha256);
     }
+  interrupt_check_note (INTERRUPTED_NOTE);
   write_catalog (dirfd, dir, &cat);
+  interrupt_commit ();
   catalog_clear (&cat);
 }

@@ -212,3 +212,18 @@ two.tar.zst"
 	assert_line --regexp "^l.* ./tmp/dir-to-host -> $OUT$"
 	! grep -q "host secret" "$W/e.tar" || fail "the host file's content is in the archive"
 }
+
+@test "export: SIGINT stops it with 130 and one line; neither FILE nor a temporary file is left" {
+	head -c 64M /dev/urandom > "$R/tmp/big" # xz on random data: seconds, not milliseconds
+	"$EDR_BIN" export r "$W/e.tar.xz" --compress xz 2> "$T/err" &
+	local pid=$!
+	sleep 1
+	kill -INT "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	[[ $rc -eq 130 ]] || fail "exit status $rc: $(cat "$T/err")"
+	run cat "$T/err"
+	assert_output "enter-devroot: interrupted: nothing created ($W/e.tar.xz not written)"
+	run ls -A "$W"
+	assert_output ""
+}
