@@ -312,3 +312,19 @@ teardown_reflink() {
 	assert_equal "$stderr" ""
 	diff <(tree_listing "$(root_of a)") <(tree_listing "$(root_of c)") || fail "c differs from a"
 }
+
+@test "export: the host's resolv.conf copied in by chroot mode is exported empty; one the user edited is kept" {
+	need_host_files
+	[[ -s /etc/resolv.conf ]] || skip "the host's resolv.conf is empty: an empty export would show nothing"
+	create_default dev
+	: > "$(root_of dev)/etc/resolv.conf"
+	edr_run run dev --mode=chroot -- cat /etc/resolv.conf
+	assert_equal "$output" "$(cat /etc/resolv.conf)"
+	edr export dev "$T/e.tar" --compress none || fail "export failed"
+	run tar -xOf "$T/e.tar" ./etc/resolv.conf
+	assert_output ""
+	echo "nameserver 192.0.2.53" > "$(root_of dev)/etc/resolv.conf"
+	edr export dev "$T/f.tar" --compress none || fail "export failed"
+	run tar -xOf "$T/f.tar" ./etc/resolv.conf
+	assert_output "nameserver 192.0.2.53"
+}
