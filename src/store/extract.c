@@ -53,11 +53,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -652,20 +654,11 @@ account_bytes (struct extractor *x, const char *entry, uint64_t n)
          (unsigned long long) x->opts->max_bytes);
 }
 
-static void
-extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e,
-                 const char *entry, const char *rel, int dfd, const char *leaf)
+/* Write the entry's data blocks into FD at their offsets; the file's size so far. */
+static la_int64_t
+write_entry_data (struct extractor *x, struct archive *a, const char *entry, int fd)
 {
-  clear_for_non_directory (x, entry, rel, dfd, leaf);
-  cleanup_fd int fd = openat (dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                              0600);
-  if (fd < 0)
-    refuse (x, entry, "cannot create it: %s", strerror (errno));
-
-  if (archive_entry_size_is_set (e) && archive_entry_size (e) > 0)
-    account_bytes (x, entry, (uint64_t) archive_entry_size (e));
-
-  la_int64_t end = 0; /* the file's size so far: it was created empty */
+  la_int64_t end = 0; /* the file was created empty */
   for (;;)
     {
       const void *buf;
@@ -691,6 +684,40 @@ extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e
       if (offset > end)
         end = offset;
     }
+  return end;
+}
+
+/* create --from DIR (tree.c): clone the source file's data into OUT by reference, where
+ * the filesystem can (a reflink costs no data), when it is still the size the walk saw.
+ * false means copy it block by block. */
+static bool
+clone_source_file (struct archive_entry *e, int out)
+{
+  const char *from = archive_entry_sourcepath (e);
+  if (from == NULL || !archive_entry_size_is_set (e) || archive_entry_size (e) == 0)
+    return false;
+  cleanup_fd int in = open (from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  return in >= 0 && fstat (in, &st) == 0 && S_ISREG (st.st_mode)
+         && st.st_size == archive_entry_size (e) && ioctl (out, FICLONE, in) == 0;
+}
+
+static void
+extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e,
+                 const char *entry, const char *rel, int dfd, const char *leaf)
+{
+  clear_for_non_directory (x, entry, rel, dfd, leaf);
+  cleanup_fd int fd = openat (dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                              0600);
+  if (fd < 0)
+    refuse (x, entry, "cannot create it: %s", strerror (errno));
+
+  if (archive_entry_size_is_set (e) && archive_entry_size (e) > 0)
+    account_bytes (x, entry, (uint64_t) archive_entry_size (e));
+
+  la_int64_t end = clone_source_file (e, fd)
+                     ? archive_entry_size (e) /* the data is in; the reader skips it */
+                     : write_entry_data (x, a, entry, fd);
   /* A sparse file may end in a hole that no data block covers. Only then: on XFS a
    * truncate costs a transaction, and makes close() flush the file's data. */
   if (archive_entry_size_is_set (e) && archive_entry_size (e) != end
@@ -965,6 +992,14 @@ extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
     }
 }
 
+void
+extract_entry_from (struct extractor *x, const char *desc, struct archive *a,
+                    struct archive_entry *e)
+{
+  x->desc = desc;
+  extract_entry (x, a, e);
+}
+
 struct archive *
 extract_tar_reader (void)
 {
@@ -1051,6 +1086,12 @@ warn_skipped (struct extractor *x, unsigned long special, unsigned long self_lin
   if (self_links > 0)
     warn ("%s: skipped %lu duplicate member(s) stored as a hard link to itself (a path "
           "listed twice to tar): the earlier copy is kept", x->desc, self_links);
+}
+
+void
+extract_warn_skipped (struct extractor *x)
+{
+  warn_skipped (x, x->result->skipped_special, x->result->skipped_self_links);
 }
 
 struct extractor *

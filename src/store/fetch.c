@@ -101,7 +101,7 @@ save_catalog (const char *path, const char *text, size_t len)
 static void
 load_catalog (const struct fetch_opts *o, struct loaded_catalog *lc)
 {
-  lc->index_url = config_index_url (o->index);
+  lc->index_url = config_index_url (o->index, true);
   struct download_opts d = { .cacert = o->cacert, .quiet = true };
   size_t len;
   cleanup_free char *saved = saved_catalog_path (lc->index_url);
@@ -302,6 +302,14 @@ fetch_template (const char *name, const struct fetch_opts *o)
 void
 source_open_template (struct source *src, const char *name, const struct fetch_opts *o)
 {
+  /* The embedded default has a name too, listed in rootfs-templates/README.md: it works with
+   * no catalogue at all (a configured catalogue's own "minimal" comes first). */
+  cleanup_free char *index = config_index_url (o->index, false);
+  if (strcmp (name, EMBEDDED_TEMPLATE_NAME) == 0 && index == NULL)
+    {
+      source_open_default_template (src);
+      return;
+    }
   cleanup_free char *url = NULL;
   char hex[SHA256_HEX_LEN + 1];
   bool downloaded;

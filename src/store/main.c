@@ -24,6 +24,7 @@
 #include "store/publish.h"
 #include "store/source.h"
 #include "store/store-create.h"
+#include "store/tree.h"
 
 /* Spare a download that could only end in "already exists"; store_create checks again
  * under its lock, so this is an early answer, not the decision. */
@@ -57,6 +58,25 @@ max_root_size (const struct cli *cli)
 }
 
 static void
+copy_tree (struct extractor *x, int rootfd, void *dir)
+{
+  (void) rootfd;
+  tree_copy (x, dir);
+}
+
+/* --from DIR: the tree copied under an archive's rules (tree.c); the metadata records its
+ * absolute path and no digest. */
+static void
+create_from_tree (const char *name, const char *dir, const struct extract_opts *xopts)
+{
+  cleanup_free char *absolute = realpath (dir, NULL);
+  if (absolute == NULL)
+    die_with_error ("cannot read %s", dir);
+  struct meta_image none = { 0 };
+  store_create_layered (name, absolute, "", &none, copy_tree, absolute, xopts);
+}
+
+static void
 create (const struct cli *cli)
 {
   struct source src = { .fd = -1 };
@@ -78,6 +98,16 @@ create (const struct cli *cli)
   if (cli->platform != NULL || cli->insecure_http)
     die ("create: --platform and --insecure-http only apply to --from IMAGE "
          "(docker://, oci:, docker-archive:)");
+  struct stat dir_st;
+  if (cli->from != NULL && !fetch_is_url (cli->from) && stat (cli->from, &dir_st) == 0
+      && S_ISDIR (dir_st.st_mode))
+    {
+      if (cli->sha256 != NULL || cli->no_verify)
+        die ("create: --sha256 and --no-verify do not apply to --from DIR");
+      struct extract_opts xopts = { .max_bytes = max_size };
+      create_from_tree (cli->name, cli->from, &xopts);
+      return;
+    }
   if (cli->template_name != NULL || (cli->from != NULL && fetch_is_url (cli->from)))
     refuse_existing_root (cli->name);
   if (cli->template_name != NULL)

@@ -16,6 +16,19 @@ void
 source_open_file (struct source *src, const char *path)
 {
   struct stat st;
+  if (strcmp (path, "-") == 0)
+    {
+      /* `docker export c | enter-devroot create x --from -` */
+      if (isatty (STDIN_FILENO))
+        die ("--from -: standard input is a terminal: pipe an archive into it");
+      src->fd = fcntl (STDIN_FILENO, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+      if (src->fd < 0)
+        die_with_error ("--from -: cannot read standard input");
+      src->description = xstrdup ("standard input");
+      src->origin = xstrdup ("-");
+      src->expected_sha256 = NULL;
+      return;
+    }
   int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0)
     die_with_error ("cannot open %s", path);

@@ -10,8 +10,8 @@
  * no root, no staging directory and no metadata behind. */
 void store_create (const char *name, struct source *src, const struct extract_opts *xopts);
 
-/* The same for an image made of layers: UNPACK(X, ROOTFD, DATA) applies them with
- * extract_layer.
+/* The same for a root unpacked by UNPACK(X, ROOTFD, DATA): an image's layers applied with
+ * extract_layer, or a directory tree copied with tree_copy.
  * The metadata records ORIGIN, SHA256 (the manifest's digest, as hex) and IMAGE. */
 void store_create_layered (const char *name, const char *origin, const char *sha256,
                            const struct meta_image *image,

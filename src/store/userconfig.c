@@ -7,6 +7,7 @@
 
 #include "common/paths.h"
 #include "common/util.h"
+#include "store/fetch.h"
 #include "store/userconfig.h"
 
 #define CONFIG_MAX_BYTES (64 * 1024)
@@ -94,7 +95,7 @@ config_file_value (const char *path, const char *key)
 }
 
 char *
-config_index_url (const char *option)
+config_index_url (const char *option, bool required)
 {
   cleanup_free char *path = config_file_path ();
   cleanup_free char *from_file = config_file_value (path, "index");
@@ -105,10 +106,18 @@ config_index_url (const char *option)
     .option = option,
   };
   const char *url = config_pick_index (&s);
+  if (url == NULL && !required)
+    return NULL;
   if (url == NULL)
     die ("no template catalogue configured: pass --index URL, set ENTER_DEVROOT_INDEX, or "
          "put 'index = URL' in %s", path);
-  return xstrdup (url);
+  if (fetch_is_url (url))
+    return xstrdup (url);
+  /* A plain path, as --from takes one: the file:// URL of the file it names. */
+  cleanup_free char *absolute = realpath (url, NULL);
+  if (absolute == NULL)
+    die_with_error ("cannot read the catalogue %s", url);
+  return xasprintf ("file://%s", absolute);
 }
 
 char *

@@ -14,6 +14,8 @@
  * DIR may be on a shared filesystem (NFS): the cache's locks are fcntl locks. */
 #pragma once
 
+#include <stdbool.h>
+
 struct index_sources
 {
   const char *built_in;    /* DEFAULT_INDEX_URL; "" when none was configured */
@@ -30,9 +32,10 @@ const char *config_pick_index (const struct index_sources *s);
  * malloc'd "line N: why" in *error for a malformed line. */
 int config_parse_value (const char *text, const char *key, char **value_out, char **error);
 
-/* The catalogue URL for this invocation (OPTION is --index or NULL); die()s with what to
- * do when none is configured, or when the config file is unreadable or malformed. */
-char *config_index_url (const char *option);
+/* The catalogue URL for this invocation (OPTION is --index or NULL); a plain path becomes
+ * the file:// URL of the file it names. When none is configured: NULL, or with REQUIRED a
+ * die() saying what to do; die()s too when the config file is unreadable or malformed. */
+char *config_index_url (const char *option, bool required);
 
 
 /* The cache's directory (malloc'd); die()s when the configured one is not an absolute path,

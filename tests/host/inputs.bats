@@ -1,0 +1,99 @@
+#!/usr/bin/env bats
+# What users type: --from - (standard input), --from DIR (a tree copied under the rules of
+# an archive), --index PATH (a plain path), --template minimal with no catalogue.
+
+load common
+
+setup() { edr_setup; }
+teardown() { edr_teardown; }
+
+@test "inputs: --from - reads the archive from a pipe on standard input" {
+	run --separate-stderr bash -c 'cat "$1" | "$2" create dev --from -' _ "$EDR_TEMPLATE" "$EDR_BIN"
+	assert_status 0
+	edr_run run dev -- sh -c 'echo inside'
+	assert_output inside
+	edr_run list --json
+	assert_output --partial '"source": "-"'
+}
+
+@test "inputs: --from - reads a file redirected to standard input, and refuses a bad one in one line" {
+	edr_run create dev --from - < "$EDR_TEMPLATE"
+	assert_status 0
+	[[ -x $(root_of dev)/bin/busybox ]] || fail "no busybox in the root"
+	store_snapshot
+	echo "not an archive" > "$W/junk"
+	edr_run create bad --from - < "$W/junk"
+	assert_edr_error 125 "standard input"
+	assert_store_unchanged
+}
+
+# odd_tree DIR: a file, a hard link to it, a setuid file, a symlink to outside, a FIFO,
+# a read-only directory.
+odd_tree() {
+	mkdir -p "$1/etc" "$1/bin" "$1/ro"
+	echo 'root:x:0:0:root:/root:/bin/sh' > "$1/etc/passwd"
+	echo data > "$1/bin/tool"
+	ln "$1/bin/tool" "$1/bin/tool-link"
+	echo suid > "$1/bin/suid" && chmod 4755 "$1/bin/suid"
+	mkdir -p "$OUT" && echo outside > "$OUT/file"
+	ln -s "$OUT/file" "$1/etc/to-outside"
+	mkfifo "$1/fifo"
+	echo x > "$1/ro/file" && chmod 555 "$1/ro"
+}
+
+@test "inputs: --from DIR copies the tree under an archive's rules" {
+	odd_tree "$W/tree"
+	plant_sentinels
+	edr_run create dev --from "$W/tree"
+	assert_status 0
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == *"skipped 1 device node(s), FIFO(s) or socket(s)"* ]] || fail "$(last_run)"
+	local r
+	r=$(root_of dev)
+	assert_equal "$(cat "$r/bin/tool")" data
+	assert_equal "$(stat -c %i "$r/bin/tool")" "$(stat -c %i "$r/bin/tool-link")"
+	assert_equal "$(stat -c %a "$r/bin/suid")" 755
+	assert_equal "$(readlink "$r/etc/to-outside")" "$OUT/file"
+	[[ ! -e $r/fifo ]] || fail "the FIFO was copied"
+	assert_equal "$(stat -c %a "$r/ro")" 555
+	# A copy: writing in the root leaves the tree alone, and nothing outside changed.
+	echo changed > "$r/bin/tool"
+	assert_equal "$(cat "$W/tree/bin/tool")" data
+	assert_outside_unchanged
+	edr_run list --json
+	assert_output --partial "\"source\": \"$W/tree\""
+	chmod 755 "$W/tree/ro"
+}
+
+@test "inputs: --from DIR over --max-size is refused and leaves nothing" {
+	small_tree "$W/tree"
+	head -c $((2 << 20)) /dev/zero > "$W/tree/big"
+	store_snapshot
+	edr_run create dev --from "$W/tree" --max-size 1M
+	assert_edr_error 125 "big" "--max-size"
+	assert_store_unchanged
+}
+
+@test "inputs: --index takes a plain path to a catalogue file, as --from does" {
+	cp "$EDR_TEMPLATE" "$W/t.tar.gz"
+	printf '[t]\nurl = t.tar.gz\nsha256 = %s\nsize = %s\n' \
+		"$(sha256sum < "$W/t.tar.gz" | cut -d' ' -f1)" "$(stat -c %s "$W/t.tar.gz")" > "$W/index"
+	cd "$W"
+	edr_run templates --index index
+	assert_status 0
+	assert_output --partial t
+	edr_run create dev --template t --index "$W/index"
+	assert_status 0
+	[[ -x $(root_of dev)/bin/busybox ]] || fail "no busybox in the root"
+	edr_run templates --index "$W/no-such-index"
+	assert_edr_error 125 "$W/no-such-index"
+}
+
+@test "inputs: --template minimal is the embedded default when no catalogue is configured" {
+	unset ENTER_DEVROOT_INDEX
+	edr_run create dev --template minimal
+	assert_status 0
+	[[ -x $(root_of dev)/bin/busybox ]] || fail "no busybox in the root"
+	edr_run create other --template debian-bookworm
+	assert_edr_error 125 "no template catalogue configured"
+}
