@@ -41,6 +41,7 @@ tree_copy (struct extractor *x, const char *dir)
                                               | ARCHIVE_READDISK_NO_FFLAGS) != ARCHIVE_OK
       || archive_read_disk_open (a, dir) != ARCHIVE_OK)
     die ("%s: cannot read the directory: %s", dir, archive_why (a));
+  unsigned long entries = 0;
   size_t dir_len = strlen (dir);
   while (dir_len > 1 && dir[dir_len - 1] == '/')
     dir_len--;
@@ -64,6 +65,7 @@ tree_copy (struct extractor *x, const char *dir)
       const char *rel = relative_to (archive_entry_pathname (e), dir, dir_len);
       if (rel == NULL)
         die ("%s: the walk left the directory at '%s'", dir, archive_entry_pathname (e));
+      entries += rel[0] != '\0';
       cleanup_free char *name = rel[0] == '\0' ? xstrdup (".") : xstrdup (rel);
       archive_entry_copy_pathname (e, name);
       struct archive_entry *spare = NULL;
@@ -78,4 +80,7 @@ tree_copy (struct extractor *x, const char *dir)
   if (archive_read_close (a) != ARCHIVE_OK)
     die ("%s: %s", dir, archive_why (a));
   archive_read_free (a);
+  /* As an empty archive is: nothing to enter. */
+  if (entries == 0)
+    die ("%s: the directory is empty", dir);
 }

@@ -154,7 +154,7 @@ create_from_compressed() {
 	assert_store_unchanged
 }
 
-@test "create: --from a directory is refused naming it" {
+@test "create: --from an empty directory is refused naming it" {
 	mkdir "$W/adir"
 	store_snapshot
 	edr_run create dev --from "$W/adir"
