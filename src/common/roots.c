@@ -356,7 +356,7 @@ compare_strings (const void *a, const void *b)
   return strcmp (*(char *const *) a, *(char *const *) b);
 }
 
-static char *
+char *
 human_size (uint64_t bytes)
 {
   static const char units[] = "BKMGTPE";
@@ -415,11 +415,16 @@ store_list (bool json)
   cleanup_strv char **names = root_names (&p);
   size_t n = strv_length (names);
 
+  /* The NAME column is as wide as the longest name (up to 64 characters). */
+  int width = (int) strlen ("NAME");
+  for (size_t i = 0; i < n; i++)
+    if ((int) strlen (names[i]) > width)
+      width = (int) strlen (names[i]);
   struct strbuf out = { 0 };
   if (json)
     strbuf_append (&out, n == 0 ? "[" : "[\n");
   else if (n > 0)
-    strbuf_appendf (&out, "%-24s %8s  %-20s  %s\n", "NAME", "SIZE", "CREATED", "SOURCE");
+    strbuf_appendf (&out, "%-*s %8s  %-20s  %s\n", width, "NAME", "SIZE", "CREATED", "SOURCE");
   for (size_t i = 0; i < n; i++)
     {
       cleanup_free char *root = paths_root (&p, names[i]);
@@ -436,7 +441,7 @@ store_list (bool json)
       else
         {
           cleanup_free char *size = human_size (m.size_bytes);
-          strbuf_appendf (&out, "%-24s %8s  %-20s  %s\n", m.name, size,
+          strbuf_appendf (&out, "%-*s %8s  %-20s  %s\n", width, m.name, size,
                           m.created != NULL ? m.created : "-", m.source != NULL ? m.source : "-");
         }
       meta_clear (&m);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common/meta.h"
 #include "common/paths.h"
@@ -15,6 +16,8 @@
  * processes inside are stopped first (inuse.h). */
 void store_remove (char *const *names, bool force);
 void store_list (bool json);
+/* "512B", "1.9M", "3.2G": BYTES for a person to read. */
+char *human_size (uint64_t bytes);
 /* `images`: the devroots made from OCI images, with their references and manifest digests
  * (a table, or a JSON array of objects with name, image and digest). */
 void store_list_images (bool json);

@@ -202,6 +202,8 @@ cache_list (const struct cache *c, bool json)
   struct strbuf sb = { 0 };
   if (json)
     strbuf_append_c (&sb, '[');
+  else /* even when empty: an empty cache then reads as one, not as a failure */
+    strbuf_appendf (&sb, "%-64s  %12s  %s\n", "SHA256", "SIZE", "ORIGIN");
   for (size_t i = 0; digests[i] != NULL; i++)
     {
       cleanup_free char *path = xasprintf ("%s/%s", c->sha256, digests[i]);

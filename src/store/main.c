@@ -9,6 +9,7 @@
 
 #include "common/cli.h"
 #include "common/helper.h"
+#include "common/meta.h"
 #include "common/name.h"
 #include "common/options.h"
 #include "common/paths.h"
@@ -76,6 +77,25 @@ create_from_tree (const char *name, const char *dir, const struct extract_opts *
   store_create_layered (name, absolute, "", &none, copy_tree, absolute, xopts);
 }
 
+/* On a terminal, one line saying what was made and how to use it (stdout stays empty: a
+ * script reads nothing there; --quiet and a log get nothing). */
+static void
+announce_created (const struct cli *cli)
+{
+  if (cli->quiet || !isatty (STDERR_FILENO))
+    return;
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_free char *meta_path = paths_meta (&p, cli->name);
+  store_paths_clear (&p);
+  struct meta m = { 0 };
+  cleanup_free char *size = meta_read (meta_path, &m) == 0 ? human_size (m.size_bytes) : NULL;
+  meta_clear (&m);
+  fprintf (stderr, "%s: created '%s'%s%s%s: enter it with '%s enter %s'\n", PROGRAM_NAME,
+           cli->name, size != NULL ? " (" : "", size != NULL ? size : "",
+           size != NULL ? ")" : "", PROGRAM_NAME, cli->name);
+}
+
 static void
 create (const struct cli *cli)
 {
@@ -93,6 +113,7 @@ create (const struct cli *cli)
                              .insecure_http = cli->insecure_http, .quiet = cli->quiet };
       struct extract_opts xopts = { .max_bytes = max_size };
       oci_create (cli->name, cli->from, &oo, &xopts);
+      announce_created (cli);
       return;
     }
   if (cli->platform != NULL || cli->insecure_http)
@@ -106,6 +127,7 @@ create (const struct cli *cli)
         die ("create: --sha256 and --no-verify do not apply to --from DIR");
       struct extract_opts xopts = { .max_bytes = max_size };
       create_from_tree (cli->name, cli->from, &xopts);
+      announce_created (cli);
       return;
     }
   if (cli->template_name != NULL || (cli->from != NULL && fetch_is_url (cli->from)))
@@ -137,6 +159,7 @@ create (const struct cli *cli)
   store_create (cli->name, &src, &xopts);
   progress_end (&bar);
   source_clear (&src);
+  announce_created (cli);
 }
 
 int

@@ -32,11 +32,14 @@ trim_in_place (char **s)
     (*s)[--len] = '\0';
 }
 
-int
-config_parse_value (const char *text, const char *wanted, char **value_out, char **error)
+/* Call FN(KEY, VALUE, LINE, DATA) for each "key = value" line of TEXT, in order. -1 with a
+ * malloc'd "line N: why" in *error for a malformed line. */
+static int
+config_each (const char *text, void (*fn) (const char *key, const char *value, unsigned line,
+                                           void *data),
+             void *data, char **error)
 {
   cleanup_free char *copy = xstrdup (text);
-  cleanup_free char *found = NULL;
   unsigned line = 0;
   char *save = NULL;
   /* strtok_r would skip empty lines and so miscount them: split by hand. */
@@ -60,14 +63,55 @@ config_parse_value (const char *text, const char *wanted, char **value_out, char
       char *key = s, *value = eq + 1;
       trim_in_place (&key);
       trim_in_place (&value);
-      if (strcmp (key, wanted) == 0)
-        {
-          free (found);
-          found = xstrdup (value);
-        }
+      fn (key, value, line, data);
     }
-  *value_out = steal_pointer (&found);
   return 0;
+}
+
+struct wanted_value
+{
+  const char *key;
+  char *found;
+};
+
+static void
+keep_wanted (const char *key, const char *value, unsigned line, void *data)
+{
+  (void) line;
+  struct wanted_value *w = data;
+  if (strcmp (key, w->key) == 0)
+    {
+      free (w->found);
+      w->found = xstrdup (value);
+    }
+}
+
+int
+config_parse_value (const char *text, const char *wanted, char **value_out, char **error)
+{
+  struct wanted_value w = { .key = wanted };
+  if (config_each (text, keep_wanted, &w, error) < 0)
+    {
+      free (w.found);
+      return -1;
+    }
+  *value_out = w.found;
+  return 0;
+}
+
+/* The keys this version reads; any other is most likely a typo, which would otherwise be
+ * ignored without a word. */
+static const char *const known_keys[] = { "index", "cache" };
+
+static void
+warn_unknown_key (const char *key, const char *value, unsigned line, void *data)
+{
+  (void) value;
+  const char *const *path = data;
+  for (size_t i = 0; i < N_ELEMENTS (known_keys); i++)
+    if (strcmp (key, known_keys[i]) == 0)
+      return;
+  warn ("%s: line %u: unknown key '%s' ignored (known: index, cache)", *path, line, key);
 }
 
 static char *
@@ -90,6 +134,11 @@ config_file_value (const char *path, const char *key)
       cleanup_free char *error = NULL;
       if (config_parse_value (text, key, &value, &error) < 0)
         die ("%s: %s", path, error);
+      /* Once per run, however many keys are looked up. */
+      static bool checked;
+      if (!checked)
+        config_each (text, warn_unknown_key, &path, &error);
+      checked = true;
     }
   return value;
 }

@@ -127,7 +127,8 @@ $(last_run)"
 	edr fetch t --index "$IDX" --quiet
 	edr_run cache list
 	assert_status 0
-	assert_output --regexp "^$TSHA +$TSIZE +$HTTP/t.tar.gz\$"
+	assert_line --index 0 --regexp '^SHA256 +SIZE +ORIGIN$'
+	assert_line --index 1 --regexp "^$TSHA +$TSIZE +$HTTP/t.tar.gz\$"
 	edr_run cache list --json
 	run python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d), d[0]["sha256"], d[0]["size_bytes"], d[0]["origin"])' <<< "$output"
 	assert_output "1 $TSHA $TSIZE $HTTP/t.tar.gz"
@@ -146,7 +147,7 @@ $(last_run)"
 	[[ $(cached_count) -eq 0 ]]
 	assert_no_partials
 	edr_run cache list
-	assert_output ""
+	assert_output --regexp '^SHA256 +SIZE +ORIGIN$' # the header alone
 }
 
 @test "cache with an unknown action is a usage error" {

@@ -43,7 +43,7 @@ check "the devroot runs a command" "$bin" run a -- sh -c 'test -d /etc && echo i
 check "a second create is served from the cache" sh -c "
 	rm -f '$work/pub/t.tar' &&
 	'$bin' create b --template t --index '$idx' &&
-	test \$('$bin' cache list | wc -l) -eq 1"
+	test \$('$bin' cache list | wc -l) -eq 2" # the header and one file
 check "a digest mismatch creates nothing" sh -c "
 	cp '$tpl' '$work/pub/t.tar' &&
 	! '$bin' create c --template t --index 'file://$work/pub/bad-index' 2> '$work/err' &&

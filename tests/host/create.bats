@@ -364,3 +364,25 @@ serve_dir() {
 		fail "size $(stat -c %s "$(root_of sp)/etc/sparse"), expected 3 MiB"
 	cmp "$W/tree/etc/sparse" "$(root_of sp)/etc/sparse"
 }
+
+@test "create: on a terminal, ends with one line on stderr naming the root, its size and how to enter it" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	run script -qec "'$EDR_BIN' create dev 2>&1 >/dev/null" /dev/null
+	assert_status 0
+	[[ $output =~ enter-devroot:\ created\ \'dev\'\ \([0-9.]+[BKMG]\):\ enter\ it\ with\ \'enter-devroot\ enter\ dev\' ]] ||
+		fail "no closing line: $output"
+	run script -qec "'$EDR_BIN' create quiet --quiet" /dev/null
+	assert_status 0
+	assert_output ""
+	# Off a terminal: nothing at all, on either stream.
+	edr_run create plain
+	assert_status 0
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
+@test "create: cache list prints its header even when the cache is empty" {
+	edr_run cache list
+	assert_status 0
+	assert_output --regexp '^SHA256 +SIZE +ORIGIN$'
+}

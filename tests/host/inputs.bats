@@ -97,3 +97,15 @@ odd_tree() {
 	edr_run create other --template debian-bookworm
 	assert_edr_error 125 "no template catalogue configured"
 }
+
+@test "inputs: the config file warns once about a key it does not know, and reads the rest" {
+	mkdir -p "$XDG_CONFIG_HOME/enter-devroot"
+	printf '# a comment\nidnex = https://example.invalid/index\n; another comment\n' \
+		> "$XDG_CONFIG_HOME/enter-devroot/config"
+	unset ENTER_DEVROOT_INDEX
+	edr_run create dev --template minimal
+	assert_status 0
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: warning: $XDG_CONFIG_HOME/enter-devroot/config: line 2: unknown key 'idnex' ignored"* ]] ||
+		fail "$(last_run)"
+}

@@ -194,3 +194,15 @@ walk(doc)
 	assert_status 0
 	[[ -x $(root_of dev)/bin/sh ]]
 }
+
+@test "list: the NAME column fits a long name, every column aligned" {
+	local long=a-rather-long-devroot-name-for-a-toolchain-with-several-parts.x
+	create_default "$long"
+	create_default b
+	edr_run list
+	assert_status 0
+	local col
+	col=$(awk '{ print index($0, $2) }' <<< "$output" | sort -u)
+	assert_equal "$(wc -l <<< "$col")" 1
+	[[ ${lines[1]} == "$long "* ]] || fail "the long name is cut: $output"
+}

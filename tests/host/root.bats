@@ -232,7 +232,7 @@ teardown_reflink() {
 	edr_run create a --from "$W/r.tar.zst"
 	assert_status 0
 	run "$EDR_BIN" cache list
-	assert_output --regexp "^[0-9a-f]{64} +[0-9]+  unpacked copy of $W/r.tar.zst\$"
+	assert_line --index 1 --regexp "^[0-9a-f]{64} +[0-9]+  unpacked copy of $W/r.tar.zst\$"
 	local used
 	used=$(df --output=used -B1 "$MNT" | tail -n 1)
 	edr_run create b --from "$W/r.tar.zst"
