@@ -300,6 +300,18 @@ unpacked_clone_into (const char *hex, int rootfd, uint64_t *size_bytes, struct s
   return true;
 }
 
+bool
+unpacked_can_keep (int rootfd)
+{
+  cleanup_free char *dir = unpacked_dir ();
+  if (mkdir_p (dir, UNPACKED_DIR_MODE) < 0)
+    return false;
+  /* Two unnamed files (O_TMPFILE: nothing to clean up), one byte, one clone. */
+  cleanup_fd int from = openat (rootfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  cleanup_fd int to = open (dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  return from >= 0 && to >= 0 && write_all (from, "", 1) == 0 && ioctl (to, FICLONE, from) == 0;
+}
+
 void
 unpacked_keep (const char *hex, const char *root, const char *source, uint64_t size_bytes)
 {
@@ -322,9 +334,14 @@ unpacked_keep (const char *hex, const char *root, const char *source, uint64_t s
       && (dst = openat (tmpfd, "root", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
     {
       c.dst_root = dst;
-      /* Sharing extents needs the source's data on disk: one writeback of the whole
-       * filesystem is far cheaper than FICLONE flushing file after file. */
-      syncfs (src);
+      /* Sharing extents needs the source's data on disk, and FICLONE writes back each
+       * source file's own dirty pages before it shares them (generic_remap_file_range_prep),
+       * so the copy only ever names data that is on disk: nothing else needs flushing, and
+       * above all not the whole filesystem (syncfs), whose other dirty data is not ours to
+       * wait for. The unpacking started the writeback of every file as it wrote it
+       * (extract_opts.start_writeback), so these flushes mostly find it done. The copy's
+       * metadata is fsync()ed and renamed into place last: a crash before leaves debris
+       * `cache clean` removes, never a copy that is trusted and incomplete. */
       r = clone_dir (&c, src, dst, "", 0);
       if (r == 0 && (fchmod (dst, st.st_mode & 01777) < 0 || set_times (tmpfd, "root", &st) < 0))
         r = -1;

@@ -32,6 +32,11 @@ bool unpacked_any (void);
 bool unpacked_clone_into (const char *hex, int rootfd, uint64_t *size_bytes,
                           struct stat *root);
 
+/* Whether a copy of a root unpacked into ROOTFD (a directory of the store) could be kept:
+ * the unpacked-copy directory can be created and the filesystem clones from ROOTFD into it
+ * by reference. A cheap probe (two unnamed one-byte files). */
+bool unpacked_can_keep (int rootfd);
+
 /* After a create: keep a copy of ROOT (just made from the archive HEX, SOURCE, SIZE_BYTES
  * unpacked) when the filesystem can clone by reference and none is kept yet. Failures
  * are one warning line at most (none when the filesystem cannot clone). */

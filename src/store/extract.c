@@ -723,6 +723,9 @@ extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e
   if (archive_entry_size_is_set (e) && archive_entry_size (e) != end
       && ftruncate (fd, (off_t) archive_entry_size (e)) < 0)
     die_with_error ("%s: cannot size entry '%s'", x->desc, entry);
+  /* Best effort: it only moves work earlier (see extract_opts). */
+  if (x->opts->start_writeback && end > 0)
+    (void) sync_file_range (fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   if (fchmod (fd, archive_entry_perm (e) & MODE_KEPT_BITS) < 0)
     die_with_error ("%s: cannot set the mode of entry '%s'", x->desc, entry);
   struct timespec times[2];

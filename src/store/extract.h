@@ -15,6 +15,10 @@ struct extract_opts
    * none. */
   void (*progress) (uint64_t bytes_read, void *data);
   void *progress_data;
+  /* Start the writeback of each file as soon as it is written (sync_file_range, which
+   * waits for nothing): set when an unpacked copy will be cloned from the new root, whose
+   * FICLONE then finds the data on disk already (clone.h). */
+  bool start_writeback;
 };
 
 struct extract_result

@@ -150,6 +150,7 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
    * filesystem clones by reference (clone.h); otherwise, or if that fails, unpack. */
   struct extract_result res = { 0 };
   struct extractor *x = NULL;
+  struct extract_opts opts = *xopts; /* x keeps a pointer to it until the end */
   struct stat copy_root;
   char hex[SHA256_HEX_LEN + 1];
   bool cloned = archive_digest (src, hex)
@@ -157,7 +158,10 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   if (cloned)
     memcpy (res.sha256, hex, sizeof hex);
   else
-    x = extract_archive (c.rootfd, src, xopts, &res);
+    {
+      opts.start_writeback = unpacked_can_keep (c.rootfd);
+      x = extract_archive (c.rootfd, src, &opts, &res);
+    }
   account_ensure_user (c.rootfd);
   if (x != NULL)
     extract_finish (x);

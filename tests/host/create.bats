@@ -386,3 +386,13 @@ serve_dir() {
 	assert_status 0
 	assert_output --regexp '^SHA256 +SIZE +ORIGIN$'
 }
+
+@test "create: flushes only what it wrote, never the whole filesystem (no sync, no syncfs)" {
+	command -v strace >/dev/null || skip "strace not installed (apt-get install strace)"
+	strace -f -qq -o "$T/trace" -e trace=sync,syncfs,fsync,fdatasync "$EDR_BIN" create dev ||
+		fail "create under strace failed"
+	[[ -d $(root_of dev)/bin ]] || fail "no root"
+	! grep -E '(^|[0-9] )(sync|syncfs)\(' "$T/trace" || fail "create flushed the whole filesystem: $(cat "$T/trace")"
+	# What it does flush is its own: the metadata file.
+	grep -q 'fsync(' "$T/trace" || fail "the metadata was not fsync()ed: $(cat "$T/trace")"
+}

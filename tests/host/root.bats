@@ -328,3 +328,17 @@ teardown_reflink() {
 	run tar -xOf "$T/f.tar" ./etc/resolv.conf
 	assert_output "nameserver 192.0.2.53"
 }
+
+@test "reflink: the create that keeps an unpacked copy flushes no whole filesystem either, and the copy is used" {
+	command -v strace >/dev/null || skip "strace not installed (apt-get install strace)"
+	reflink_fs
+	clone_tar "$W/r.tar.zst"
+	strace -f -qq -o "$T/trace" -e trace=sync,syncfs "$EDR_BIN" create a --from "$W/r.tar.zst" ||
+		fail "create under strace failed"
+	! grep -E '(^|[0-9] )(sync|syncfs)\(' "$T/trace" || fail "create flushed the whole filesystem: $(cat "$T/trace")"
+	run "$EDR_BIN" cache list
+	assert_line --index 1 --regexp "unpacked copy of $W/r.tar.zst\$"
+	edr_run create b --from "$W/r.tar.zst"
+	assert_status 0
+	assert_equal "$(tree_listing "$(root_of a)")" "$(tree_listing "$(root_of b)")"
+}
