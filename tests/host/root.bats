@@ -342,3 +342,24 @@ teardown_reflink() {
 	assert_status 0
 	assert_equal "$(tree_listing "$(root_of a)")" "$(tree_listing "$(root_of b)")"
 }
+
+@test "root: --root as the test user: a root-owned 0600 file in its devroot stays unreadable, a 0644 one unwritable" {
+	privileged_copy 0755
+	install -m 755 "$(dirname "$EDR_BIN")/enter-devroot-store" "$suid_dir/"
+	run --separate-stderr as_test_user "$suid_bin" create r --from "$EDR_TEMPLATE" --quiet
+	assert_status 0
+	local r=$suid_dir/home/data/enter-devroot/roots/r
+	echo "root's secret" > "$r/secret"
+	echo "root's file" > "$r/public"
+	chown root:root "$r/secret" "$r/public"
+	chmod 0600 "$r/secret"
+	chmod 0644 "$r/public"
+	run --separate-stderr as_test_user "$suid_bin" run r --root -- sh -c 'id -u; cat /secret; echo x >> /public; chown 0 /secret && echo chown-faked'
+	assert_line --index 0 0
+	[[ $(grep -c "/secret.*Permission denied" <<< "$stderr") == 1 &&
+		$(grep -c "/public.*Permission denied" <<< "$stderr") == 1 ]] ||
+		fail "$(printf '%s\n%s' "$output" "$stderr")"
+	refute_output --partial "root's secret"
+	[[ $(cat "$r/public") == "root's file" ]] || fail "/public was written"
+	[[ $(stat -c %u:%a "$r/secret") == 0:600 ]] || fail "/secret changed: $(stat -c %u:%a "$r/secret")"
+}
