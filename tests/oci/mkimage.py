@@ -113,7 +113,10 @@ def image_manifest(out, spec, extra_file=None):
                        "size": len(blob)})
         diff_ids.append("sha256:" + hashlib.sha256(blob).hexdigest())
     config = {"architecture": "amd64", "os": "linux", "config": spec.get("config", {}),
-              "rootfs": {"type": "layers", "diff_ids": diff_ids}}
+              "rootfs": {"type": "layers", "diff_ids": diff_ids},
+              # What builders write, and charliecloud's ch-image requires.
+              "history": [{"created": "2023-11-14T22:13:20Z", "created_by": f"mkimage layer {i}"}
+                          for i in range(len(diff_ids))]}
     config_bytes = json.dumps(config).encode()
     if hostile.get("config_not_json"):
         config_bytes = b"this is not JSON {"
