@@ -253,6 +253,11 @@ for i, (n, label) in enumerate([("minbase", "Debian root .tar.zst"),
 md.append("")
 md += [open(os.path.join(os.path.dirname(out), "NOTES.md")).read()] \
     if os.path.exists(os.path.join(os.path.dirname(out), "NOTES.md")) else []
+# The pull table (bench/oci-pull, a run of its own) is kept as it was.
+if os.path.exists(out):
+    kept = re.search(r"<!-- oci-pull -->.*?<!-- /oci-pull -->", open(out).read(), re.S)
+    if kept:
+        md += ["", kept.group(0)]
 with open(out, "w") as f:
     f.write("\n".join(md) + "\n")
 with open(dat, "w") as f:
