@@ -124,7 +124,9 @@ static const struct command_info commands[] = {
     "Report what this kernel allows (no_new_privs chroot, user namespaces, Landlock) and\n"
     "which mode 'auto' uses. Exits 0 when some mode works, 125 otherwise.\n" },
   { "templates", CMD_TEMPLATES, false, "templates [--index URL] [--json] [--cacert FILE]",
-    "List the template catalogue: name, size, whether it is cached, description.\n"
+    "List the template catalogue: name, size, whether it is cached, description; then the\n"
+    "built-in templates (minimal, the embedded default, and Docker Hub images: Debian 12,\n"
+    "its build tools, gcc, python, rust, golang, node), which need no catalogue.\n"
     "\n"
     "  --index URL       the catalogue to read (a plain path is a local file)\n"
     "  --json            one JSON array of objects with name, url, sha256, size_bytes,\n"
@@ -212,6 +214,7 @@ cli_print_help (const char *topic)
           "                  ~/.local/share/enter-devroot; a relative value is ignored)\n"
           "  ENTER_DEVROOT_DEFAULT_TEMPLATE  archive used by 'create' without --from\n"
           "  ENTER_DEVROOT_INDEX  the template catalogue URL (see 'help templates')\n"
+          "  ENTER_DEVROOT_REGISTRY_MIRROR  a Docker Hub mirror, https://HOST[:PORT]\n"
           "  XDG_CACHE_HOME  downloads are cached in $XDG_CACHE_HOME/enter-devroot\n"
           "  CURL_CA_BUNDLE  CA certificates to trust for https (when no --cacert)\n"
           "  ENTER_DEVROOT_CONNECT_TIMEOUT, ENTER_DEVROOT_LOW_SPEED_TIME  seconds before a\n"

@@ -22,6 +22,7 @@
 #include "store/catalog.h"
 #include "store/digest.h"
 #include "store/download.h"
+#include "store/builtin.h"
 #include "store/fetch.h"
 #include "store/progress.h"
 #include "store/userconfig.h"
@@ -225,12 +226,15 @@ is_cached (const char *hex)
 void
 fetch_list_templates (const struct fetch_opts *o, bool json)
 {
+  /* The configured catalogue's templates first, then the built-in ones (builtin.h). */
   struct loaded_catalog lc = { 0 };
-  load_catalog (o, &lc);
+  cleanup_free char *index = config_index_url (o->index, false);
+  if (index != NULL)
+    load_catalog (o, &lc);
   struct strbuf sb = { 0 };
   if (json)
     strbuf_append (&sb, "[");
-  else if (lc.cat.n_entries > 0)
+  else
     strbuf_appendf (&sb, "%-24s %10s  %-6s  %s\n", "NAME", "SIZE", "CACHED", "DESCRIPTION");
   for (size_t i = 0; i < lc.cat.n_entries; i++)
     {
@@ -260,20 +264,34 @@ fetch_list_templates (const struct fetch_opts *o, bool json)
                           description);
         }
     }
+  bool first = lc.cat.n_entries == 0;
+  builtin_list (&sb, json, &first);
   if (json)
-    strbuf_append (&sb, lc.cat.n_entries > 0 ? "\n]\n" : "]\n");
+    strbuf_append (&sb, "\n]\n");
   cleanup_free char *text = strbuf_steal (&sb);
   fputs (text, stdout);
-  loaded_catalog_clear (&lc);
+  if (index != NULL)
+    loaded_catalog_clear (&lc);
 }
 
 static int
 open_template (const char *name, const struct fetch_opts *o, char **url_out,
-               char hex[SHA256_HEX_LEN + 1], bool *downloaded)
+               char hex[SHA256_HEX_LEN + 1], bool *downloaded, bool missing_ok)
 {
   name_check (name);
+  if (missing_ok)
+    {
+      cleanup_free char *index = config_index_url (o->index, false);
+      if (index == NULL)
+        return -1;
+    }
   struct loaded_catalog lc = { 0 };
   load_catalog (o, &lc);
+  if (missing_ok && catalog_find (&lc.cat, name) == NULL)
+    {
+      loaded_catalog_clear (&lc);
+      return -1;
+    }
   const struct catalog_entry *e = find_entry (&lc, name);
   char *url = entry_url (&lc, e);
   int fd = fetch_to_cache (url, e->sha256, e->has_size ? e->size : 0, name, o, hex, downloaded);
@@ -288,7 +306,7 @@ fetch_template (const char *name, const struct fetch_opts *o)
   cleanup_free char *url = NULL;
   char hex[SHA256_HEX_LEN + 1];
   bool downloaded;
-  close (open_template (name, o, &url, hex, &downloaded));
+  close (open_template (name, o, &url, hex, &downloaded, false));
   struct cache c;
   cleanup_free char *base = config_cache_dir ();
   cache_init (&c, base);
@@ -299,24 +317,26 @@ fetch_template (const char *name, const struct fetch_opts *o)
   cache_clear (&c);
 }
 
-void
+bool
 source_open_template (struct source *src, const char *name, const struct fetch_opts *o)
 {
-  /* The embedded default has a name too, listed in rootfs-templates/README.md: it works with
-   * no catalogue at all (a configured catalogue's own "minimal" comes first). */
-  cleanup_free char *index = config_index_url (o->index, false);
-  if (strcmp (name, EMBEDDED_TEMPLATE_NAME) == 0 && index == NULL)
-    {
-      source_open_default_template (src);
-      return;
-    }
   cleanup_free char *url = NULL;
   char hex[SHA256_HEX_LEN + 1];
   bool downloaded;
-  src->fd = open_template (name, o, &url, hex, &downloaded);
+  src->fd = open_template (name, o, &url, hex, &downloaded, true);
+  if (src->fd < 0)
+    return false;
   src->description = xasprintf ("template %s (%s)", name, url);
   src->origin = xasprintf ("template %s (%s)", name, url);
   src->expected_sha256 = xstrdup (hex);
+  return true;
+}
+
+void
+fetch_template_missing (const char *name, const struct fetch_opts *o)
+{
+  cleanup_free char *index = config_index_url (o->index, true); /* dies when none */
+  die ("template '%s': not in catalogue %s (see '%s templates')", name, index, PROGRAM_NAME);
 }
 
 void

@@ -25,13 +25,18 @@ int fetch_to_cache (const char *url, const char *expected, uint64_t size, const 
 
 /* `templates`: the catalogue as a table (name, size, cached, description) or JSON. */
 void fetch_list_templates (const struct fetch_opts *o, bool json);
+/* die() saying that template NAME is in no catalogue: none is configured, or it does not
+ * list NAME. */
+__attribute__((noreturn)) void fetch_template_missing (const char *name,
+                                                       const struct fetch_opts *o);
 
 /* `fetch TEMPLATE`: download and verify into the cache (nothing when already cached);
  * prints the cached file's path. */
 void fetch_template (const char *name, const struct fetch_opts *o);
 
-/* `create --template NAME`: the template's verified cache file, fetched when needed. */
-void source_open_template (struct source *src, const char *name, const struct fetch_opts *o);
+/* `create --template NAME`: the template's verified cache file, fetched when needed; false
+ * (nothing fetched) when no catalogue is configured or it does not list NAME. */
+bool source_open_template (struct source *src, const char *name, const struct fetch_opts *o);
 
 /* `create --from URL`: SHA256 (any case) is required unless NO_VERIFY, which warns. */
 void source_open_url (struct source *src, const char *url, const char *sha256, bool no_verify,

@@ -15,6 +15,7 @@
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
+#include "store/builtin.h"
 #include "store/export.h"
 #include "store/extract.h"
 #include "store/fetch.h"
@@ -26,6 +27,7 @@
 #include "store/source.h"
 #include "store/store-create.h"
 #include "store/tree.h"
+#include "store/userconfig.h"
 
 /* Spare a download that could only end in "already exists"; store_create checks again
  * under its lock, so this is an early answer, not the decision. */
@@ -103,22 +105,35 @@ create (const struct cli *cli)
   struct fetch_opts fo = { .index = cli->index, .cacert = cli->cacert, .quiet = cli->quiet };
   name_check (cli->name); /* before any download, not after */
   uint64_t max_size = max_root_size (cli);
-  if (cli->from != NULL && oci_ref_is_image (cli->from))
+  /* A template the configured catalogue does not list may be a built-in one (builtin.h):
+   * an image, or the embedded default. */
+  const struct builtin_template *builtin = NULL;
+  if (cli->template_name != NULL)
+    {
+      refuse_existing_root (cli->name);
+      if (!source_open_template (&src, cli->template_name, &fo)
+          && (builtin = builtin_find (cli->template_name)) == NULL)
+        fetch_template_missing (cli->template_name, &fo);
+    }
+  const char *image = builtin != NULL ? builtin->image : cli->from;
+  if (image != NULL && oci_ref_is_image (image))
     {
       if (cli->sha256 != NULL || cli->no_verify)
         die ("create: --sha256 and --no-verify do not apply to an image: its manifest names "
              "the digest of every blob (pin one with docker://REPO@sha256:HEX)");
       refuse_existing_root (cli->name);
+      cleanup_free char *mirror = config_registry_mirror (cli->insecure_http);
       struct oci_opts oo = { .platform = cli->platform, .cacert = cli->cacert,
-                             .insecure_http = cli->insecure_http, .quiet = cli->quiet };
+                             .insecure_http = cli->insecure_http, .quiet = cli->quiet,
+                             .hub_mirror = mirror };
       struct extract_opts xopts = { .max_bytes = max_size };
-      oci_create (cli->name, cli->from, &oo, &xopts);
+      oci_create (cli->name, image, &oo, &xopts);
       announce_created (cli);
       return;
     }
   if (cli->platform != NULL || cli->insecure_http)
     die ("create: --platform and --insecure-http only apply to --from IMAGE "
-         "(docker://, oci:, docker-archive:)");
+         "(docker://, oci:, docker-archive:) or a template naming one");
   struct stat dir_st;
   if (cli->from != NULL && !fetch_is_url (cli->from) && stat (cli->from, &dir_st) == 0
       && S_ISDIR (dir_st.st_mode))
@@ -130,15 +145,14 @@ create (const struct cli *cli)
       announce_created (cli);
       return;
     }
-  if (cli->template_name != NULL || (cli->from != NULL && fetch_is_url (cli->from)))
-    refuse_existing_root (cli->name);
-  if (cli->template_name != NULL)
-    source_open_template (&src, cli->template_name, &fo);
-  else if (cli->from != NULL && fetch_is_url (cli->from))
-    source_open_url (&src, cli->from, cli->sha256, cli->no_verify, &fo);
+  if (cli->from != NULL && fetch_is_url (cli->from))
+    {
+      refuse_existing_root (cli->name);
+      source_open_url (&src, cli->from, cli->sha256, cli->no_verify, &fo);
+    }
   else if (cli->from != NULL)
     source_open_file (&src, cli->from);
-  else
+  else if (src.fd < 0) /* the default, or the built-in "minimal"; a catalogue's is open */
     source_open_default_template (&src);
   if (cli->sha256 != NULL && src.expected_sha256 == NULL)
     {

@@ -16,6 +16,8 @@ struct oci_opts
                          * system's) */
   bool insecure_http;   /* docker://: plain http to the registry allowed */
   bool quiet;           /* no progress output */
+  const char *hub_mirror; /* docker:// on Docker Hub: pull from this registry instead
+                           * (https://HOST[:PORT], as Docker's registry-mirrors), or NULL */
 };
 
 /* Create devroot NAME from the image REF (oci-ref.h's forms). One entry point for every

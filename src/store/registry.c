@@ -323,8 +323,21 @@ registry_open (struct image_source *s, const struct oci_ref *ref, const struct o
   struct registry *r = xcalloc (1, sizeof *r);
   r->ref = ref;
   r->opts = o;
-  r->base = xasprintf ("%s://%s", o->insecure_http ? "http" : "https", ref->registry);
-  r->basic = find_credentials (ref->registry);
+  /* A Docker Hub mirror (or a Harbor proxy cache) serves the same repositories under the
+   * same names; its credentials are its own. Every blob is still verified against the
+   * digests the manifest names. */
+  const char *mirror = o->hub_mirror != NULL && strcmp (ref->registry, DOCKER_HUB_REGISTRY) == 0
+                       ? o->hub_mirror : NULL;
+  if (mirror != NULL)
+    {
+      r->base = xstrdup (mirror);
+      r->basic = find_credentials (strstr (mirror, "://") + 3);
+    }
+  else
+    {
+      r->base = xasprintf ("%s://%s", o->insecure_http ? "http" : "https", ref->registry);
+      r->basic = find_credentials (ref->registry);
+    }
   s->data = r;
   s->read_document = registry_read_document;
   s->read_manifest = registry_read_manifest;

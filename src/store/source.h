@@ -19,8 +19,6 @@ struct source
 
 /* Open a local file; die()s naming it when it cannot be read or is a directory. */
 void source_open_file (struct source *src, const char *path);
-/* The embedded default template's name for --template, with no catalogue configured. */
-#define EMBEDDED_TEMPLATE_NAME "minimal"
 /* The embedded default template: $ENTER_DEVROOT_DEFAULT_TEMPLATE, else the installed one. */
 void source_open_default_template (struct source *src);
 void source_clear (struct source *src);

@@ -101,7 +101,7 @@ config_parse_value (const char *text, const char *wanted, char **value_out, char
 
 /* The keys this version reads; any other is most likely a typo, which would otherwise be
  * ignored without a word. */
-static const char *const known_keys[] = { "index", "cache" };
+static const char *const known_keys[] = { "index", "cache", "registry-mirror" };
 
 static void
 warn_unknown_key (const char *key, const char *value, unsigned line, void *data)
@@ -111,7 +111,8 @@ warn_unknown_key (const char *key, const char *value, unsigned line, void *data)
   for (size_t i = 0; i < N_ELEMENTS (known_keys); i++)
     if (strcmp (key, known_keys[i]) == 0)
       return;
-  warn ("%s: line %u: unknown key '%s' ignored (known: index, cache)", *path, line, key);
+  warn ("%s: line %u: unknown key '%s' ignored (known: index, cache, registry-mirror)", *path,
+        line, key);
 }
 
 static char *
@@ -190,4 +191,25 @@ config_cache_dir (void)
     return dir;
   cleanup_free char *home = paths_xdg_dir ("XDG_CACHE_HOME", ".cache");
   return xasprintf ("%s/enter-devroot", home);
+}
+
+char *
+config_registry_mirror (bool insecure_http)
+{
+  cleanup_free char *path = config_file_path ();
+  const char *env = getenv ("ENTER_DEVROOT_REGISTRY_MIRROR");
+  char *url = env != NULL && env[0] != '\0' ? xstrdup (env)
+                                            : config_file_value (path, "registry-mirror");
+  if (url == NULL)
+    return NULL;
+  size_t len = strlen (url);
+  while (len > 0 && url[len - 1] == '/')
+    url[--len] = '\0';
+  const char *host = strstr (url, "://");
+  bool https = str_has_prefix (url, "https://"), http = str_has_prefix (url, "http://");
+  if (host == NULL || host[3] == '\0' || strchr (host + 3, '/') != NULL || !(https || http))
+    die ("registry mirror '%s': expected https://HOST[:PORT]", url);
+  if (http && !insecure_http)
+    die ("registry mirror '%s': plain http needs --insecure-http", url);
+  return url;
 }

@@ -37,6 +37,11 @@ int config_parse_value (const char *text, const char *key, char **value_out, cha
  * die() saying what to do; die()s too when the config file is unreadable or malformed. */
 char *config_index_url (const char *option, bool required);
 
+/* The Docker Hub mirror: $ENTER_DEVROOT_REGISTRY_MIRROR, else 'registry-mirror = URL' in the
+ * config file; NULL when neither. die()s unless it is https://HOST[:PORT] (or http://, with
+ * INSECURE_HTTP). */
+char *config_registry_mirror (bool insecure_http);
+
 
 /* The cache's directory (malloc'd); die()s when the configured one is not an absolute path,
  * or when the config file is unreadable or malformed. */

@@ -15,7 +15,9 @@ teardown() { fetch_teardown; }
 	assert_line --index 0 --regexp '^NAME +SIZE +CACHED +DESCRIPTION$'
 	assert_line --regexp '^t +[0-9.]+ (KiB|MiB) +no +the small one$'
 	assert_line --regexp '^other +2\.0 KiB +no +another one$'
-	[[ ${#lines[@]} -eq 3 ]]
+	# Then the built-in templates (src/store/builtin.c), after the catalogue's.
+	assert_line --index 3 --regexp '^minimal +- +- +busybox only'
+	assert_line --regexp '^debian-bookworm +- +- +Debian 12'
 }
 
 @test "a description with terminal escape sequences is printed defanged" {
@@ -101,10 +103,19 @@ teardown() { fetch_teardown; }
 	assert_no_root r
 }
 
-@test "without any catalogue configured, templates says how to configure one" {
+@test "without any catalogue configured, templates lists the built-in ones: minimal and images" {
 	edr_run templates
-	# A build configured --with-default-index has one; then this case cannot happen.
-	if [[ $status -eq 0 ]]; then skip "this build has a default catalogue"; fi
+	assert_status 0
+	assert_line --index 0 --regexp '^NAME +SIZE +CACHED +DESCRIPTION$'
+	assert_line --index 1 --regexp '^minimal +- +- +busybox only'
+	assert_line --regexp '^debian-bookworm +- +- +Debian 12'
+	edr_run templates --json
+	run python3 -c 'import json, sys; print(" ".join(e["name"] + "=" + e["url"] for e in json.load(sys.stdin)))' <<< "$output"
+	assert_output --partial "minimal=embedded debian-bookworm=docker://debian:bookworm"
+}
+
+@test "without any catalogue configured, create --template of a name nobody lists says how to configure one" {
+	edr_run create r --template nope
 	assert_edr_error "$EDR_TOOL_EXIT" "no template catalogue configured" "--index" "ENTER_DEVROOT_INDEX"
 }
 

@@ -94,7 +94,7 @@ odd_tree() {
 	edr_run create dev --template minimal
 	assert_status 0
 	[[ -x $(root_of dev)/bin/busybox ]] || fail "no busybox in the root"
-	edr_run create other --template debian-bookworm
+	edr_run create other --template not-a-template
 	assert_edr_error 125 "no template catalogue configured"
 }
 

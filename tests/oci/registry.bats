@@ -40,6 +40,9 @@ setup_file() {
 	push "$S/lay:a" locked private:a "$REG_USER:$REG_PASS"
 	push "$S/lay:a" tokens public/app:a "$REG_USER:$REG_PASS"
 	push "$S/lay:b" tokens private/app:b "$REG_USER:$REG_PASS"
+	# What Docker Hub's debian:bookworm is to the built-in template debian-bookworm, on the
+	# registry the mirror tests name.
+	push "$S/lay:a" open library/debian:bookworm
 	BASE_HEX=$(sha256sum "$EDR_TEMPLATE" | cut -d' ' -f1)
 	export BASE_HEX
 }
@@ -256,4 +259,31 @@ assert_cache_sound() {
 	static_registry "$T/lay" s t7/s
 	edr_run create s --from "docker://127.0.0.1:$HTTP_PORT/t7/s:s" --insecure-http
 	assert_refused s "not valid JSON"
+}
+
+@test "built-in template: create --template debian-bookworm pulls Docker Hub's image from ENTER_DEVROOT_REGISTRY_MIRROR" {
+	ENTER_DEVROOT_REGISTRY_MIRROR=https://$(reg open)/ edr_run create d --template debian-bookworm --cacert "$CA" --quiet
+	assert_status 0
+	edr_run run d
+	assert_output "gzipzstd"
+	grep -q '"GET /v2/library/debian/manifests/bookworm ' "$S/open.log" || fail "the mirror was not asked"
+	run edr images
+	assert_output --partial "docker://debian:bookworm"
+}
+
+@test "built-in template: registry-mirror = URL in the config file does the same; a mirror that is not https is refused" {
+	mkdir -p "$XDG_CONFIG_HOME/enter-devroot"
+	printf 'registry-mirror = https://%s\n' "$(reg open)" > "$XDG_CONFIG_HOME/enter-devroot/config"
+	edr_run create d --from docker://debian:bookworm --cacert "$CA" --quiet
+	assert_status 0
+	[[ -f $(root_of d)/srv/g ]] || fail "not the mirror's image"
+	printf 'registry-mirror = http://%s\n' "$(reg open)" > "$XDG_CONFIG_HOME/enter-devroot/config"
+	edr_run create e --template debian-bookworm --cacert "$CA"
+	assert_edr_error "$EDR_TOOL_EXIT" "registry mirror 'http://$(reg open)'" "--insecure-http"
+	assert_no_root e
+}
+
+@test "built-in template: a mirror applies to Docker Hub only; a reference naming a registry goes there" {
+	ENTER_DEVROOT_REGISTRY_MIRROR=https://127.0.0.1:9 edr_run create a --from "docker://$(reg open)/app:a" --cacert "$CA" --quiet
+	assert_status 0
 }
