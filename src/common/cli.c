@@ -3,6 +3,7 @@
  * Every subcommand takes long options only, in "--opt VALUE" or "--opt=VALUE" form, before
  * or after NAME. For run, option parsing stops at "--" or at the first word after NAME that
  * is not an option: that word and everything after it is the command, untouched. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,10 @@ struct command_info
   "  --root            look like root inside, for package managers: getuid() and friends\n" \
   "                    report 0, chown, set*id and mknod of devices succeed without\n" \
   "                    effect; no privilege is gained (files stay yours; see the man page)\n" \
+  "  --bind SRC:DST[:ro]  mount the host directory SRC on DST inside the root (userns\n" \
+  "                    mode only; repeatable; DST is created in the root if missing)\n" \
+  "  --timeout SECONDS stop the command after SECONDS: SIGTERM, then SIGKILL to every\n" \
+  "                    process it started 5 seconds later; exit status 124\n" \
   "\n" \
   "The environment keeps TERM, COLORTERM, LANG, LANGUAGE, LC_* and TZ from yours, and sets\n" \
   "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin, HOME, USER, LOGNAME\n" \
@@ -97,14 +102,22 @@ static const struct command_info commands[] = {
   { "run", CMD_RUN, true,
     "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
     "                       [--no-landlock] [--no-host-dns] [--root] [--entrypoint]\n"
-    "                       [-- CMD [ARG...]]",
-    "Run CMD inside devroot NAME, searching PATH inside the root. enter-devroot becomes the\n"
-    "command (exec), so its exit status is the command's; a command killed by a signal is\n"
-    "seen by the caller as killed by that signal.\n"
+    "                       [--bind SRC:DST[:ro]]... [--timeout SECONDS] [-- CMD [ARG...]]\n"
+    "       enter-devroot run --ephemeral [--template T|--from FILE|URL|IMAGE]\n"
+    "                       [create options] [run options] [-- CMD [ARG...]]",
+    "Run CMD inside devroot NAME, searching PATH inside the root. The exit status is the\n"
+    "command's; a command killed by a signal is seen by the caller as killed by that signal.\n"
+    "SIGINT, SIGTERM and SIGHUP sent to run are passed on to the command; whatever the\n"
+    "command started and left running is killed when it exits, and 5 seconds after such a\n"
+    "signal if the command is still running (then run dies of the signal it received).\n"
     "\n"
     "  --entrypoint      (a devroot made from an OCI image) run the image's Entrypoint with\n"
     "                    CMD ARG... as its arguments, or with the image's Cmd when no CMD is\n"
     "                    given, as 'docker run IMAGE [ARG...]' would\n"
+    "  --ephemeral       create a throwaway devroot with a unique name (create's --from,\n"
+    "                    --template, --sha256, --no-verify, --max-size, --index, --cacert,\n"
+    "                    --platform, --insecure-http, --quiet apply), run CMD in it, and\n"
+    "                    remove it however run ends\n"
     "Without CMD, a devroot made from an OCI image runs its Entrypoint+Cmd.\n"
     "\n" ENTER_OPTIONS_HELP IMAGE_HELP },
   { "list", CMD_LIST, false, "list [--json]",
@@ -175,6 +188,7 @@ static const char exit_status_help[] =
   "  run         the command's own exit status\n"
   "  126         the command was found but could not be executed\n"
   "  127         the command was not found\n"
+  "  124         run --timeout: the command was stopped after SECONDS\n"
   "  125         enter-devroot itself failed (usage errors included)\n"
   "  128+N       create, fetch, templates interrupted by signal N (HUP, INT, TERM):\n"
   "              nothing created\n"
@@ -262,6 +276,9 @@ enum option_id
   OPT_COMPRESS,
   OPT_DESCRIPTION,
   OPT_FORCE,
+  OPT_BIND,
+  OPT_TIMEOUT,
+  OPT_EPHEMERAL,
 };
 
 struct option_info
@@ -274,12 +291,14 @@ struct option_info
 
 #define ON(c) (1u << (c))
 #define ENTERING (ON (CMD_ENTER) | ON (CMD_RUN))
-#define FETCHING (ON (CMD_CREATE) | ON (CMD_TEMPLATES) | ON (CMD_FETCH))
+#define FETCHING (ON (CMD_CREATE) | ON (CMD_TEMPLATES) | ON (CMD_FETCH) | ON (CMD_RUN))
+/* create's options, which run accepts with --ephemeral (check_run). */
+#define CREATING (ON (CMD_CREATE) | ON (CMD_RUN))
 static const struct option_info options[] = {
   { "help", OPT_HELP, false, ~0u },
-  { "from", OPT_FROM, true, ON (CMD_CREATE) },
-  { "template", OPT_TEMPLATE, true, ON (CMD_CREATE) },
-  { "sha256", OPT_SHA256, true, ON (CMD_CREATE) },
+  { "from", OPT_FROM, true, CREATING },
+  { "template", OPT_TEMPLATE, true, CREATING },
+  { "sha256", OPT_SHA256, true, CREATING },
   { "json", OPT_JSON, false, ON (CMD_LIST) | ON (CMD_TEMPLATES) | ON (CMD_CACHE) | ON (CMD_IMAGES) },
   { "workdir", OPT_WORKDIR, true, ENTERING },
   { "env", OPT_ENV, true, ENTERING },
@@ -288,18 +307,21 @@ static const struct option_info options[] = {
   { "index", OPT_INDEX, true, FETCHING },
   { "cacert", OPT_CACERT, true, FETCHING },
   { "quiet", OPT_QUIET, false,
-    ON (CMD_CREATE) | ON (CMD_FETCH) | ON (CMD_CACHE) | ON (CMD_EXPORT) | ON (CMD_PUBLISH) },
-  { "no-verify", OPT_NO_VERIFY, false, ON (CMD_CREATE) },
-  { "max-size", OPT_MAX_SIZE, true, ON (CMD_CREATE) },
+    CREATING | ON (CMD_FETCH) | ON (CMD_CACHE) | ON (CMD_EXPORT) | ON (CMD_PUBLISH) },
+  { "no-verify", OPT_NO_VERIFY, false, CREATING },
+  { "max-size", OPT_MAX_SIZE, true, CREATING },
   { "no-landlock", OPT_NO_LANDLOCK, false, ENTERING },
   { "no-host-dns", OPT_NO_HOST_DNS, false, ENTERING },
   { "root", OPT_ROOT, false, ENTERING },
-  { "platform", OPT_PLATFORM, true, ON (CMD_CREATE) },
-  { "insecure-http", OPT_INSECURE_HTTP, false, ON (CMD_CREATE) },
+  { "platform", OPT_PLATFORM, true, CREATING },
+  { "insecure-http", OPT_INSECURE_HTTP, false, CREATING },
   { "entrypoint", OPT_ENTRYPOINT, false, ON (CMD_RUN) },
   { "compress", OPT_COMPRESS, true, ON (CMD_EXPORT) },
   { "description", OPT_DESCRIPTION, true, ON (CMD_PUBLISH) },
   { "force", OPT_FORCE, false, ON (CMD_REMOVE) },
+  { "bind", OPT_BIND, true, ENTERING },
+  { "timeout", OPT_TIMEOUT, true, ENTERING },
+  { "ephemeral", OPT_EPHEMERAL, false, ON (CMD_RUN) },
 };
 
 /* Append S to the NULL-terminated vector *V. */
@@ -319,6 +341,23 @@ add_env_assignment (struct cli *cli, const char *kv)
   if (env_check_assignment (kv, &why) < 0)
     usage_error (NULL, "invalid --env '%s': %s", kv, why);
   append_word (&cli->enter.env.assignments, xstrdup (kv));
+}
+
+/* A --timeout: whole seconds, 1 to a year (a bound that keeps deadlines far from
+ * overflowing; no CI job wants more). */
+#define TIMEOUT_MAX_SECONDS (366u * 24 * 3600)
+
+static void
+set_timeout (struct cli *cli, const struct command_info *c, const char *arg)
+{
+  char *end;
+  errno = 0;
+  unsigned long v = strtoul (arg, &end, 10);
+  if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 || v == 0
+      || v > TIMEOUT_MAX_SECONDS)
+    usage_error (c->name, "invalid --timeout '%s': expected whole seconds, 1 to %u", arg,
+                 TIMEOUT_MAX_SECONDS);
+  cli->enter.timeout = (unsigned) v;
 }
 
 static void
@@ -371,6 +410,9 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
       cli->description = arg;
       break;
     case OPT_FORCE: cli->force = true; break;
+    case OPT_BIND: append_word (&cli->enter.binds, xstrdup (arg)); break;
+    case OPT_TIMEOUT: set_timeout (cli, c, arg); break;
+    case OPT_EPHEMERAL: cli->ephemeral = true; break;
     default:
       break;
     }
@@ -414,16 +456,35 @@ parse_option (struct cli *cli, const struct command_info *c, int argc, char **ar
 }
 
 static void
-check_create (const struct cli *cli)
+check_create (const struct cli *cli, const char *subcommand)
 {
   if (cli->from != NULL && cli->template_name != NULL)
-    usage_error ("create", "--from and --template are mutually exclusive");
+    usage_error (subcommand, "--from and --template are mutually exclusive");
   if (cli->no_verify && cli->sha256 != NULL)
-    usage_error ("create", "--no-verify and --sha256 contradict each other");
+    usage_error (subcommand, "--no-verify and --sha256 contradict each other");
   if (cli->no_verify && cli->from == NULL)
-    usage_error ("create", "--no-verify only applies to --from URL");
+    usage_error (subcommand, "--no-verify only applies to --from URL");
   if ((cli->platform != NULL || cli->insecure_http) && cli->from == NULL)
-    usage_error ("create", "--platform and --insecure-http only apply to --from IMAGE");
+    usage_error (subcommand, "--platform and --insecure-http only apply to --from IMAGE");
+}
+
+/* run takes create's options for the root --ephemeral makes, and no NAME then. */
+static void
+check_run (const struct cli *cli)
+{
+  if (!cli->ephemeral)
+    {
+      if (cli->from != NULL || cli->template_name != NULL || cli->sha256 != NULL
+          || cli->no_verify || cli->max_size != 0 || cli->index != NULL || cli->cacert != NULL
+          || cli->platform != NULL || cli->insecure_http || cli->quiet)
+        usage_error ("run", "--from, --template, --sha256, --no-verify, --max-size, --index, "
+                     "--cacert, --platform, --insecure-http and --quiet describe the root "
+                     "--ephemeral creates: add --ephemeral, or create the root first");
+      return;
+    }
+  if (cli->name != NULL)
+    usage_error ("run", "--ephemeral makes its own root: no NAME ('%s')", cli->name);
+  check_create (cli, "run");
 }
 
 void
@@ -468,7 +529,7 @@ cli_parse (int argc, char **argv, struct cli *cli)
           if (cli->name == NULL)
             cli->name = word;
         }
-      else if (c->takes_name && cli->name == NULL)
+      else if (c->takes_name && cli->name == NULL && !cli->ephemeral)
         cli->name = word;
       else if (c->command == CMD_HELP && cli->help_topic == NULL)
         cli->help_topic = word;
@@ -481,7 +542,7 @@ cli_parse (int argc, char **argv, struct cli *cli)
       else if (c->command == CMD_PUBLISH)
         append_word (&cli->archives, argv[i]);
       else if (c->command == CMD_RUN)
-        break; /* the command starts here */
+        break; /* the command starts here (at once with --ephemeral: no NAME) */
       else
         usage_error (c->name, "unexpected argument '%s'", word);
       i++;
@@ -489,7 +550,7 @@ cli_parse (int argc, char **argv, struct cli *cli)
 
   if (c->command == CMD_RUN)
     {
-      if (cli->name == NULL && i < argc)
+      if (cli->name == NULL && !cli->ephemeral && i < argc)
         cli->name = argv[i++];
       /* No command: the image's Entrypoint+Cmd, if the devroot has one (main.c checks). */
       if (i < argc)
@@ -498,10 +559,12 @@ cli_parse (int argc, char **argv, struct cli *cli)
   else if (i < argc)
     usage_error (c->name, "unexpected argument '%s'", argv[i]);
 
-  if (c->takes_name && cli->name == NULL)
+  if (c->command == CMD_RUN)
+    check_run (cli);
+  if (c->takes_name && cli->name == NULL && !cli->ephemeral)
     usage_error (c->name, "missing %s", c->command == CMD_FETCH ? "TEMPLATE" : "NAME");
   if (c->command == CMD_CREATE)
-    check_create (cli);
+    check_create (cli, "create");
   if (c->command == CMD_EXPORT && (cli->output == NULL || cli->output[0] == '\0'))
     usage_error (c->name, "missing FILE (export NAME FILE)");
   if (c->command == CMD_PUBLISH && (cli->publish_dir == NULL || cli->archives == NULL))
@@ -520,4 +583,6 @@ cli_clear (struct cli *cli)
   cli->archives = NULL;
   free (cli->names);
   cli->names = NULL;
+  strv_free (cli->enter.binds);
+  cli->enter.binds = NULL;
 }

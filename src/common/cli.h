@@ -49,6 +49,7 @@ struct cli
   const char *description; /* publish --description */
   char **names;            /* remove NAME...: owned (the strings are argv's) */
   bool force;              /* remove --force: stop the processes inside first */
+  bool ephemeral;          /* run --ephemeral: a throwaway root, created from the options above */
   struct enter_opts enter; /* enter and run; enter.env.assignments is owned */
 };
 

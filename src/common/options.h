@@ -27,6 +27,8 @@ struct enter_opts
   bool no_host_dns;     /* --no-host-dns: the root's own resolv.conf and hosts */
   bool root;            /* --root: ids read 0, chown and set*id succeed (rootemu.c) */
   struct env_opts env;
+  char **binds;         /* --bind SRC:DST[:ro], in order; NULL-terminated, owned */
+  unsigned timeout;     /* --timeout SECONDS; 0: none */
   char **argv;          /* NULL: the image's Entrypoint+Cmd, else the user's shell from the
                          * root's /etc/passwd */
   bool entrypoint;      /* run --entrypoint: ARGV are arguments to the image's Entrypoint */

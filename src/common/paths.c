@@ -83,3 +83,9 @@ paths_lock (const struct store_paths *p, const char *name)
 {
   return xasprintf ("%s/%s.lock", p->locks, name);
 }
+
+char *
+paths_run_lock (const struct store_paths *p, const char *name)
+{
+  return xasprintf ("%s/%s.run", p->locks, name);
+}

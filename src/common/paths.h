@@ -31,3 +31,6 @@ void store_paths_from_env (struct store_paths *p);
 char *paths_root (const struct store_paths *p, const char *name);
 char *paths_meta (const struct store_paths *p, const char *name);
 char *paths_lock (const struct store_paths *p, const char *name);
+/* Held by the `run --ephemeral` that owns the throwaway root NAME, from before its creation
+ * until after its removal (see roots.h). */
+char *paths_run_lock (const struct store_paths *p, const char *name);

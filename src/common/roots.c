@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +299,61 @@ check_removable (const struct store_paths *p, const char *name, bool force)
     }
 }
 
+/* Report a failed removal step: die() when FATAL (remove), else one warning line and -1
+ * (a throwaway root's cleanup must go on). */
+__attribute__((format (printf, 2, 3))) static int
+removal_failed (bool fatal, const char *format, ...)
+{
+  int errsv = errno;
+  va_list args;
+  va_start (args, format);
+  cleanup_free char *msg = xvasprintf (format, args);
+  va_end (args);
+  if (fatal)
+    {
+      errno = errsv;
+      die_with_error ("%s", msg);
+    }
+  warn ("%s: %s", msg, strerror (errsv));
+  errno = errsv;
+  return -1;
+}
+
+/* Remove NAME's root and metadata; the caller holds NAME's lock. Move it out of sight
+ * first, so an interrupted remove never leaves a half root under its name; the next run
+ * finishes deleting it. -1 with errno ENOENT when there is no such root (silently), else
+ * as removal_failed(FATAL). */
+static int
+remove_locked (const struct store_paths *p, const char *name, bool fatal)
+{
+  cleanup_free char *root = paths_root (p, name);
+  struct stat st;
+  if (lstat (root, &st) < 0)
+    return -1;
+  cleanup_free char *trash = xasprintf ("%s/%s" STAGING_SUFFIX, p->staging, name);
+  if (mkdtemp (trash) == NULL)
+    return removal_failed (fatal, "cannot create a directory in %s", p->staging);
+  /* Moving a directory to another parent needs write permission on it. */
+  if (S_ISDIR (st.st_mode) && (st.st_mode & S_IWUSR) == 0
+      && chmod_dir_nofollow (AT_FDCWD, root, (st.st_mode & 07777) | S_IRWXU) < 0)
+    warn ("cannot make %s writable: %s", root, strerror (errno));
+  if (rename (root, trash) < 0)
+    {
+      int errsv = errno;
+      rmdir (trash);
+      errno = errsv;
+      if (errno == ENOENT)
+        return -1;
+      return removal_failed (fatal, "cannot remove '%s': cannot move %s aside", name, root);
+    }
+  cleanup_free char *meta_path = paths_meta (p, name);
+  if (unlink (meta_path) < 0 && errno != ENOENT)
+    warn ("cannot remove metadata %s: %s", meta_path, strerror (errno));
+  if (rm_rf_at (AT_FDCWD, trash) < 0)
+    return removal_failed (fatal, "cannot remove '%s': deleting %s", name, trash);
+  return 0;
+}
+
 static void
 remove_one (struct store_paths *p, const char *name, bool force)
 {
@@ -309,33 +365,8 @@ remove_one (struct store_paths *p, const char *name, bool force)
   check_removable (p, name, force);
   if (force)
     inuse_stop (name, root);
-  struct stat st;
-  if (lstat (root, &st) < 0)
+  if (remove_locked (p, name, true) < 0)
     die ("cannot remove '%s': no such devroot", name);
-
-  /* Move it out of sight first, so an interrupted remove never leaves a half root under
-   * its name; the next run finishes deleting it. */
-  cleanup_free char *trash = xasprintf ("%s/%s" STAGING_SUFFIX, p->staging, name);
-  if (mkdtemp (trash) == NULL)
-    die_with_error ("cannot create a directory in %s", p->staging);
-  /* Moving a directory to another parent needs write permission on it. */
-  if (S_ISDIR (st.st_mode) && (st.st_mode & S_IWUSR) == 0
-      && chmod_dir_nofollow (AT_FDCWD, root, (st.st_mode & 07777) | S_IRWXU) < 0)
-    warn ("cannot make %s writable: %s", root, strerror (errno));
-  if (rename (root, trash) < 0)
-    {
-      int errsv = errno;
-      rmdir (trash);
-      errno = errsv;
-      if (errno == ENOENT)
-        die ("cannot remove '%s': no such devroot", name);
-      die_with_error ("cannot remove '%s': cannot move %s aside", name, root);
-    }
-  cleanup_free char *meta_path = paths_meta (p, name);
-  if (unlink (meta_path) < 0 && errno != ENOENT)
-    warn ("cannot remove metadata %s: %s", meta_path, strerror (errno));
-  if (rm_rf_at (AT_FDCWD, trash) < 0)
-    die_with_error ("cannot remove '%s': deleting %s", name, trash);
 }
 
 void
@@ -348,6 +379,61 @@ store_remove (char *const *names, bool force)
   for (size_t i = 0; names[i] != NULL; i++)
     remove_one (&p, names[i], force);
   store_paths_clear (&p);
+}
+
+bool
+ephemeral_abandoned (const struct store_paths *p, const char *name)
+{
+  if (!str_has_prefix (name, EPHEMERAL_PREFIX))
+    return false;
+  cleanup_free char *path = paths_run_lock (p, name);
+  cleanup_fd int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT; /* its run takes the lock before creating the root */
+  return flock (fd, LOCK_SH | LOCK_NB) == 0;
+}
+
+int
+remove_ephemeral (const struct store_paths *p, const char *name)
+{
+  int lockfd = lock_name (p, name);
+  if (lockfd < 0)
+    {
+      warn ("cannot remove '%s': another enter-devroot is creating or removing it", name);
+      errno = EBUSY;
+      return -1;
+    }
+  int ret = remove_locked (p, name, false) == 0 ? 1 : errno == ENOENT ? 0 : -1;
+  /* The name is random and never used again: its lock files would only pile up. */
+  cleanup_free char *lock = paths_lock (p, name);
+  cleanup_free char *run_lock = paths_run_lock (p, name);
+  unlink (lock);
+  unlink (run_lock);
+  close (lockfd);
+  return ret;
+}
+
+int
+reap_abandoned_ephemeral (const struct store_paths *p)
+{
+  DIR *d = opendir (p->roots);
+  if (d == NULL)
+    return 0;
+  int reaped = 0;
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    {
+      if (!name_is_valid (de->d_name) || !ephemeral_abandoned (p, de->d_name))
+        continue;
+      /* Take the run lock as the owner would, so two reapers never race each other. */
+      cleanup_free char *path = paths_run_lock (p, de->d_name);
+      cleanup_fd int fd = open (path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0)
+        continue;
+      if (remove_ephemeral (p, de->d_name) > 0)
+        reaped++;
+    }
+  closedir (d);
+  return reaped;
 }
 
 static int
@@ -381,7 +467,7 @@ root_names (const struct store_paths *p)
     die_with_error ("cannot read %s", p->roots);
   for (struct dirent *de; d != NULL && (de = readdir (d)) != NULL;)
     {
-      if (!name_is_valid (de->d_name))
+      if (!name_is_valid (de->d_name) || ephemeral_abandoned (p, de->d_name))
         continue;
       names = xrealloc (names, (n + 2) * sizeof (char *));
       names[n++] = xstrdup (de->d_name);

@@ -41,3 +41,18 @@ int lock_name_try (const struct store_paths *p, const char *name);
 int lock_name_or_die (const struct store_paths *p, const char *name, const char *what);
 /* Remove staging debris whose name's lock is free; OURS is the name this process holds. */
 void clean_stale_staging (const struct store_paths *p, const char *ours);
+
+/* Throwaway roots (run --ephemeral) are named EPHEMERAL_PREFIX and random hex digits. The
+ * run that owns one holds its run lock (paths_run_lock) from before the root exists until
+ * after it is gone; a root with this prefix whose run lock is free was left by a run that
+ * crashed (SIGKILL, power loss). */
+#define EPHEMERAL_PREFIX "ephemeral-"
+/* True when NAME is a throwaway root whose run is gone. */
+bool ephemeral_abandoned (const struct store_paths *p, const char *name);
+/* Remove every abandoned throwaway root and its locks; how many were removed. create and
+ * doctor call it; list never shows such a root. */
+int reap_abandoned_ephemeral (const struct store_paths *p);
+/* Remove throwaway root NAME, its metadata and lock files; the caller holds its run lock.
+ * 1 when removed, 0 when there was no such root, -1 after a warning line naming what
+ * failed. */
+int remove_ephemeral (const struct store_paths *p, const char *name);

@@ -13,6 +13,7 @@
 
 #include "common/helper.h"
 #include "common/paths.h"
+#include "common/roots.h"
 #include "common/util.h"
 #include "enter/confine.h"
 #include "enter/doctor.h"
@@ -162,6 +163,15 @@ doctor_run (void)
 
   const char *auto_mode = chroot_err == 0 ? "chroot" : userns_err == 0 ? "userns" : NULL;
   line ("mode auto uses", auto_mode != NULL ? auto_mode : "nothing: no mode works here");
+  line ("/proc inside, mode chroot", "absent (no mounts without a user namespace)");
+  line ("/proc inside, mode userns", "the job's own (a PID namespace per enter/run)");
+  line ("--bind", userns_err == 0 ? "works (mode userns)" : "unavailable: needs mode userns");
+
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_free char *reaped = xasprintf ("%d", reap_abandoned_ephemeral (&p));
+  store_paths_clear (&p);
+  line ("abandoned throwaway roots removed", reaped);
   if (auto_mode == NULL)
     {
       fflush (stdout);

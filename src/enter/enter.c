@@ -1,4 +1,4 @@
-/* Entering a devroot, in process, in this order (each step says why):
+/* Entering a devroot, in this order (each step says why):
  *
  *   1. refuse setuid/setgid execution (done first thing in main);
  *   2. close every fd above 2: a leaked directory fd is a way out of any chroot
@@ -7,49 +7,72 @@
  *      files or file capabilities planted in the root; the patched kernel requires it;
  *   4. unshare(CLONE_FS): the root and cwd we change are ours alone even if a library
  *      started a thread sharing them (libcurl's threaded resolver);
- *   5. open the root with O_PATH|O_NOFOLLOW, fchdir into it, close it, chroot("."): the
- *      working directory is inside the new root before it becomes the root, and no fd to
- *      a directory outside is open (both rules of the kernel patch);
- *      on EPERM in auto mode, or in userns mode: an identity-mapped user namespace, a
- *      private mount namespace with a tmpfs /dev holding the host's null, zero, full,
- *      random, urandom and tty (mount_dev), the host's resolv.conf and hosts bound
- *      read-only (hostfiles.c; in chroot mode copied in before, where the root's own is
- *      missing, empty or our last copy), then chroot(".") again;
- *   6. check that getcwd() is "/" and "." is "/" (the runc lesson: never trust the cwd);
- *   7. chdir to --workdir, else an OCI image's WorkingDir, else the home from the root's
- *      /etc/passwd;
- *   8. build the environment (an OCI image's Env under ours);
- *   9. confine (confine.c): a Landlock domain limiting the filesystem to the root and
- *      scoping signals, abstract sockets and ptrace (unless --no-landlock; one warning
- *      line where the kernel lacks it), then a seccomp filter against terminal injection
- *      (TIOCSTI, TIOCLINUX). No setsid(): it would cost the interactive shell its
- *      controlling terminal, hence job control and ^C (see confine.c); with --root, a
- *      second filter that makes the ids read 0 and chown/set*id succeed (rootemu.c);
- *  10. exec, searching PATH inside the root: the command given, else an OCI image's
- *      Entrypoint+Cmd (as `docker run IMAGE` would), else the user's shell.
+ *   5. pick the mode: auto is chroot where this kernel lets us chroot (root, or
+ *      fs.unprivileged_chroot=1), else a user namespace; check every --bind (userns mode
+ *      only: bind.c) before anything is created;
+ *   6. run --ephemeral: create the throwaway root through the store helper (ephemeral.c);
+ *   7. open the root with O_PATH|O_NOFOLLOW, fchdir into it, close it: the working
+ *      directory is inside the new root before it becomes the root, and no fd to a
+ *      directory outside is open (both rules of the kernel patch); in chroot mode, first
+ *      copy the host's resolv.conf and hosts in where the root's own is missing, empty or
+ *      our last copy (hostfiles.c);
+ *   8. start the job, the signals the supervisor waits for blocked first (supervise.c):
+ *      chroot mode: become a child subreaper, fork; the child chroot(".")s;
+ *      userns mode: clone a child into new user, mount and PID namespaces; it maps the
+ *      caller's uid and gid to themselves, makes its mounts private, mounts a tmpfs /dev
+ *      holding the host's null, zero, full, random, urandom and tty (mount_dev), a fresh
+ *      /proc (pidns.c), the host's resolv.conf and hosts read-only (hostfiles.c) and
+ *      every --bind (bind.c: all checked before anything is created) inside the root,
+ *      chroot(".")s, drops its capabilities and, as PID 1, forks the command and reaps
+ *      (pidns.c);
+ *   9. in the command (run_command): check that getcwd() is "/" and "." is "/" (the runc
+ *      lesson: never trust the cwd); chdir to --workdir, else an OCI image's WorkingDir,
+ *      else the home from the root's /etc/passwd; build the environment (an OCI image's
+ *      Env under ours); confine (confine.c): a Landlock domain limiting the filesystem
+ *      to the root and scoping signals, abstract sockets and ptrace (unless --no-landlock;
+ *      one warning line where the kernel lacks it), then a seccomp filter against
+ *      terminal injection (TIOCSTI, TIOCLINUX). No setsid(): it would cost the
+ *      interactive shell its controlling terminal, hence job control and ^C (see
+ *      confine.c); with --root, a second filter that makes the ids read 0 and
+ *      chown/set*id succeed (rootemu.c); exec, searching PATH inside the root: the
+ *      command given, else an OCI image's Entrypoint+Cmd (as `docker run IMAGE` would),
+ *      else the user's shell;
+ *  10. the supervisor, which never entered the root nor any namespace (supervise.c):
+ *      pass SIGINT, SIGTERM and SIGHUP on, enforce --timeout, wait; in chroot mode kill
+ *      whatever the job left running (in userns mode the PID namespace died with its
+ *      PID 1); remove a throwaway root; exit as the command did.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/account.h"
+#include "common/roots.h"
 #include "common/util.h"
+#include "enter/bind.h"
 #include "enter/confine.h"
 #include "enter/enter.h"
 #include "enter/env.h"
+#include "enter/ephemeral.h"
 #include "enter/hostfiles.h"
+#include "enter/pidns.h"
 #include "enter/rootemu.h"
+#include "enter/supervise.h"
 #include "enter/userns.h"
 
 #define DEFAULT_SHELL "/bin/sh"
 #define PASSWD_MAX_SIZE (16 * 1024 * 1024)
+/* PID 1's end of the pipe that carries the command's wait status to the supervisor. */
+#define STATUS_FD (STDERR_FILENO + 1)
 
 extern char **environ;
 
@@ -66,27 +89,15 @@ mount_on_fd (const char *source, int fd, const char *type, unsigned long flags,
   return mount (source, target, type, flags, data);
 }
 
-/* userns mode, before chroot: in a private mount namespace, a fresh tmpfs on the root's
- * dev/ directory (the root on disk is not touched) holding the host's null, zero, full,
- * random, urandom and tty (bind mounts), fd, stdin, stdout and stderr symlinks and a shm/
- * directory. The working directory is the new root. A root without a dev/ directory gets
- * nothing; a failure is one warning line, not fatal: the root is usable without. */
+/* userns mode, before chroot: in the job's private mount namespace, a fresh tmpfs on the
+ * root's dev/ directory (the root on disk is not touched) holding the host's null, zero,
+ * full, random, urandom and tty (bind mounts), fd, stdin, stdout and stderr symlinks and
+ * a shm/ directory. The working directory is the new root. A root without a dev/
+ * directory gets nothing; a failure is one warning line, not fatal: the root is usable
+ * without. */
 static void
 mount_dev (const char *name)
 {
-  if (unshare (CLONE_NEWNS) < 0)
-    {
-      warn ("root '%s': no /dev: cannot create a mount namespace: %s", name, strerror (errno));
-      return;
-    }
-  /* Our mounts must not propagate back to the caller's namespace. */
-  /* (The kernel ignores the type of a propagation change or a bind; "none" rather than
-   * NULL keeps valgrind quiet.) */
-  if (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
-    {
-      warn ("root '%s': no /dev: cannot make the mounts private: %s", name, strerror (errno));
-      return;
-    }
   cleanup_fd int at = open ("dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (at < 0)
     return; /* no dev/ directory (or a symlink in its place): nothing to mount on */
@@ -131,67 +142,29 @@ mount_dev (const char *name)
     warn ("root '%s': no /dev/shm: %s", name, strerror (errno));
 }
 
-static void
-chroot_via_userns (const char *name, int chroot_errno, const struct enter_opts *opts)
-{
-  if (userns_enter_identity () < 0)
-    {
-      int errsv = errno;
-      cleanup_free char *userns_why = userns_unavailable_reason (errsv);
-      if (chroot_errno == 0)
-        die ("cannot enter root '%s': user namespaces unavailable (%s): see "
-             "'enter-devroot doctor'", name, userns_why);
-      cleanup_free char *chroot_why = chroot_refused_reason (chroot_errno);
-      die ("cannot enter root '%s': chroot refused (%s) and user namespaces unavailable "
-           "(%s): see 'enter-devroot doctor'", name, chroot_why, userns_why);
-    }
-  mount_dev (name);
-  if (!opts->no_host_dns)
-    hostfiles_bind (name);
-  if (chroot (".") < 0)
-    die_with_error ("cannot enter root '%s': chroot inside a user namespace", name);
-}
-
-/* Whether the plain chroot will be tried and is expected to work, for what must happen
- * before it (the copies of the host files): in auto mode on a kernel that refuses it, the
- * root is left as it is, the user namespace binds the host's files instead. */
-static bool
-chroot_likely (enum enter_mode mode)
+/* Where the kernel lets us chroot without a user namespace: as root, or with the patched
+ * kernel's fs.unprivileged_chroot=1. auto mode decides by this rather than by trying:
+ * the supervisor must stay outside the root, so the chroot happens in the child. */
+static enum enter_mode
+resolve_mode (enum enter_mode mode)
 {
   if (mode != ENTER_MODE_AUTO)
-    return mode == ENTER_MODE_CHROOT;
+    return mode;
   cleanup_free char *v = read_first_line (SYSCTL_UNPRIVILEGED_CHROOT);
-  return geteuid () == 0 || (v != NULL && strcmp (v, "1") == 0);
+  bool chroot_works = geteuid () == 0 || (v != NULL && strcmp (v, "1") == 0);
+  return chroot_works ? ENTER_MODE_CHROOT : ENTER_MODE_USERNS;
 }
 
-static void
-change_root (const char *name, const char *root, const struct enter_opts *opts)
+__attribute__((noreturn)) static void
+die_userns_unavailable (const char *name, int userns_errno, const struct enter_opts *opts)
 {
-  enum enter_mode mode = opts->mode;
-  if (!opts->no_host_dns && chroot_likely (mode))
-    hostfiles_refresh_copies (name, root);
-  int rootfd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (rootfd < 0)
-    die_with_error ("cannot enter root '%s': cannot open %s", name, root);
-  if (fchdir (rootfd) < 0)
-    die_with_error ("cannot enter root '%s': cannot change directory to %s", name, root);
-  close (rootfd);
-
-  if (mode == ENTER_MODE_USERNS)
-    {
-      chroot_via_userns (name, 0, opts);
-      return;
-    }
-  if (chroot (".") == 0)
-    return;
-  int errsv = errno;
-  if (mode == ENTER_MODE_AUTO && errsv == EPERM)
-    {
-      chroot_via_userns (name, errsv, opts);
-      return;
-    }
-  cleanup_free char *why = chroot_refused_reason (errsv);
-  die ("cannot enter root '%s': chroot refused (%s): see 'enter-devroot doctor'", name, why);
+  cleanup_free char *userns_why = userns_unavailable_reason (userns_errno);
+  if (opts->mode != ENTER_MODE_AUTO)
+    die ("cannot enter root '%s': user namespaces unavailable (%s): see "
+         "'enter-devroot doctor'", name, userns_why);
+  cleanup_free char *chroot_why = chroot_refused_reason (EPERM);
+  die ("cannot enter root '%s': chroot refused (%s) and user namespaces unavailable "
+       "(%s): see 'enter-devroot doctor'", name, chroot_why, userns_why);
 }
 
 /* After chroot the working directory must be the new root, and nothing else. */
@@ -245,15 +218,10 @@ exec_command (char **argv, char **envp)
   die_status (EXIT_CANNOT_EXEC, "cannot execute %s: %s", argv[0], strerror (errsv));
 }
 
-void
-enter_root (const char *name, const char *root, const struct enter_opts *opts)
+/* Steps 9 and 10 of the sequence above, in the chrooted child that becomes the command. */
+__attribute__((noreturn)) static void
+run_command (const char *name, const struct enter_opts *opts)
 {
-  close_fds_from (STDERR_FILENO + 1);
-  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-    die_with_error ("cannot set no_new_privs");
-  if (unshare (CLONE_FS) < 0)
-    die_with_error ("cannot unshare the filesystem attributes");
-  change_root (name, root, opts);
   verify_inside (name);
 
   struct account acct = { 0 };
@@ -294,4 +262,160 @@ enter_root (const char *name, const char *root, const struct enter_opts *opts)
   else if (opts->argv != NULL)
     rootemu_hint (name, opts->argv);
   exec_command (argv, envp);
+}
+
+/* A child of the supervisor: killed if the supervisor dies (SIGKILL cannot be passed on),
+ * no fd from LOWFD up (the run lock of a throwaway root). */
+static void
+become_job_child (int lowfd)
+{
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    die_with_error ("cannot set the parent-death signal");
+  close_fds_from (lowfd);
+}
+
+/* chroot mode: the child chroots into the working directory and becomes the command. */
+static pid_t
+start_chroot_job (const char *name, const struct enter_opts *opts)
+{
+  supervise_become_subreaper ();
+  fflush (NULL);
+  pid_t pid = fork ();
+  if (pid < 0)
+    die_with_error ("cannot enter root '%s': fork", name);
+  if (pid > 0)
+    return pid;
+  become_job_child (STDERR_FILENO + 1);
+  supervise_restore_signals ();
+  if (chroot (".") < 0)
+    {
+      cleanup_free char *why = chroot_refused_reason (errno);
+      die ("cannot enter root '%s': chroot refused (%s): see 'enter-devroot doctor'", name,
+           why);
+    }
+  run_command (name, opts);
+}
+
+/* userns mode: the child is PID 1 of new user, mount and PID namespaces; it builds the
+ * root's view, chroots, and forks the command (step 8). *STATUS_READ receives the end of
+ * the pipe the command's wait status comes through. */
+static pid_t
+start_userns_job (const char *name, const struct enter_opts *opts, const struct bind *binds,
+                  size_t n_binds, int *status_read)
+{
+  uid_t uid = getuid ();
+  gid_t gid = getgid ();
+  int status_pipe[2];
+  if (pipe2 (status_pipe, O_CLOEXEC) < 0)
+    die_with_error ("cannot enter root '%s': pipe", name);
+  fflush (NULL);
+  /* clone as fork does (no stack: the child runs on a copy of ours), as bubblewrap does. */
+  pid_t pid = (pid_t) syscall (SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | SIGCHLD,
+                               NULL, NULL, NULL, NULL);
+  if (pid < 0)
+    die_userns_unavailable (name, errno, opts);
+  if (pid > 0)
+    {
+      close (status_pipe[1]);
+      *status_read = status_pipe[0];
+      return pid;
+    }
+
+  if (dup2 (status_pipe[1], STATUS_FD) < 0)
+    die_with_error ("cannot enter root '%s': dup2", name);
+  become_job_child (STATUS_FD + 1);
+  if (userns_write_identity_maps (uid, gid) < 0)
+    die_userns_unavailable (name, errno, opts);
+  /* Our mounts must not propagate back to the caller's namespace. (The kernel ignores the
+   * type of a propagation change or a bind; "none" rather than NULL keeps valgrind quiet.) */
+  if (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
+    die_with_error ("cannot enter root '%s': cannot make the mounts private", name);
+  bind_check_all (name, binds, n_binds);
+  mount_dev (name);
+  pidns_mount_proc (name);
+  if (!opts->no_host_dns)
+    hostfiles_bind (name);
+  bind_mount_all (name, binds, n_binds);
+  if (chroot (".") < 0)
+    die_with_error ("cannot enter root '%s': chroot inside a user namespace", name);
+  pidns_drop_capabilities (name);
+
+  pid_t command = fork ();
+  if (command < 0)
+    die_with_error ("cannot enter root '%s': fork", name);
+  if (command == 0)
+    {
+      close (STATUS_FD);
+      supervise_restore_signals ();
+      run_command (name, opts);
+    }
+  pidns_init (command, STATUS_FD);
+}
+
+void
+enter_devroot (const struct cli *cli)
+{
+  struct enter_opts opts_image = cli->enter;
+  const struct enter_opts *opts = &opts_image;
+  close_fds_from (STDERR_FILENO + 1);
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    die_with_error ("cannot set no_new_privs");
+  if (unshare (CLONE_FS) < 0)
+    die_with_error ("cannot unshare the filesystem attributes");
+
+  enum enter_mode mode = resolve_mode (opts->mode);
+  size_t n_binds;
+  struct bind *binds = bind_parse_all (opts->binds, &n_binds);
+  if (n_binds > 0 && mode == ENTER_MODE_CHROOT)
+    die ("--bind: chroot mode makes no mounts (%s): use --mode userns where user namespaces "
+         "work, or keep the files inside the root (see 'enter-devroot path')",
+         opts->mode == ENTER_MODE_AUTO ? "auto mode chose it on this kernel" : "--mode chroot");
+
+  supervise_block_signals ();
+  struct ephemeral eph;
+  const char *name = cli->name;
+  if (cli->ephemeral)
+    {
+      ephemeral_create (cli, &eph);
+      name = eph.name;
+    }
+  /* Not a local: the children never return, so the compiler may drop a local's slot and
+   * the path is unreachable (a leak to valgrind) when a failed exec exits; volatile, or
+   * the store to a static nobody reads is dropped too. */
+  static char *volatile root;
+  static struct meta meta; /* the same: its image fields are used until the exec */
+  root = store_existing_root (name, "enter");
+  if (store_read_meta (name, &meta) && meta.image.digest != NULL)
+    opts_image.image = &meta.image;
+  if (cli->command == CMD_RUN && opts->argv == NULL
+      && (opts->image == NULL
+          || strv_length (opts->image->entrypoint) + strv_length (opts->image->cmd) == 0))
+    die ("run: missing command (run NAME -- CMD [ARG...]): '%s' has no image "
+         "Entrypoint or Cmd (see '%s help run')", name, PROGRAM_NAME);
+  if (!opts->no_host_dns && mode == ENTER_MODE_CHROOT)
+    hostfiles_refresh_copies (name, root);
+  int rootfd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (rootfd < 0)
+    die_with_error ("cannot enter root '%s': cannot open %s", name, root);
+  if (fchdir (rootfd) < 0)
+    die_with_error ("cannot enter root '%s': cannot change directory to %s", name, root);
+  close (rootfd);
+
+  int status_read = -1;
+  pid_t job = mode == ENTER_MODE_CHROOT
+                ? start_chroot_job (name, opts)
+                : start_userns_job (name, opts, binds, n_binds, &status_read);
+  struct supervise_opts sopts = { .timeout = opts->timeout, .escalate = true,
+                                  .sweep = mode == ENTER_MODE_CHROOT };
+  struct job_end end;
+  supervise (job, &sopts, &end);
+  int command_status;
+  if (status_read >= 0
+      && read (status_read, &command_status, sizeof command_status) == sizeof command_status)
+    end.status = command_status; /* else PID 1's own: 125 from a failed setup, or killed */
+  if (cli->ephemeral)
+    ephemeral_remove (&eph);
+  bind_free (binds, n_binds);
+  free (root);
+  supervise_exit_like (&end);
 }

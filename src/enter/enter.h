@@ -1,12 +1,12 @@
 /* Entering a devroot: the in-process sequence from "a path" to "exec inside it". */
 #pragma once
 
-#include "common/options.h"
+#include "common/cli.h"
 
-/* Enter ROOT (the directory of devroot NAME) and exec there. Never returns: the process
- * becomes the command, or exits 125 (setup failed), 126 or 127 (see run's exit status). */
-__attribute__((noreturn)) void enter_root (const char *name, const char *root,
-                                           const struct enter_opts *opts);
+/* enter or run (CLI's NAME, or a throwaway root with run --ephemeral): run the command
+ * inside the root and exit as it did: its exit status or its signal, 124 when --timeout
+ * stopped it, 125 when setting up failed, 126 or 127 (see run's exit status). */
+__attribute__((noreturn)) void enter_devroot (const struct cli *cli);
 
 /* mount(2) onto what FD (an O_PATH fd) names, through /proc/self/fd: the target is the
  * file that was opened, never a path looked up again. */

@@ -32,22 +32,7 @@ main (int argc, char **argv)
       exec_store_helper (argv);
     case CMD_ENTER:
     case CMD_RUN:
-      {
-        /* Not a local: enter_root never returns, so the compiler drops a local's slot and
-         * the path is unreachable (a leak to valgrind) when a failed exec exits; volatile,
-         * or the store to a static nobody reads is dropped too. */
-        static char *volatile root;
-        static struct meta meta; /* the same: its image fields are used until the exec */
-        root = store_existing_root (cli.name, "enter");
-        if (store_read_meta (cli.name, &meta) && meta.image.digest != NULL)
-          cli.enter.image = &meta.image;
-        if (cli.command == CMD_RUN && cli.enter.argv == NULL
-            && (cli.enter.image == NULL
-                || strv_length (cli.enter.image->entrypoint) + strv_length (cli.enter.image->cmd) == 0))
-          die ("run: missing command (run NAME -- CMD [ARG...]): '%s' has no image "
-               "Entrypoint or Cmd (see '%s help run')", cli.name, PROGRAM_NAME);
-        enter_root (cli.name, root, &cli.enter);
-      }
+      enter_devroot (&cli);
     case CMD_LIST:
       store_list (cli.json);
       break;

@@ -29,6 +29,12 @@ userns_enter_identity (void)
   gid_t gid = getgid ();
   if (unshare (CLONE_NEWUSER) < 0)
     return -1;
+  return userns_write_identity_maps (uid, gid);
+}
+
+int
+userns_write_identity_maps (uid_t uid, gid_t gid)
+{
   /* An unprivileged process may write gid_map only after giving up setgroups(2) (so it
    * cannot drop a group that denies it access). */
   cleanup_free char *uid_map = xasprintf ("%lu %lu 1\n", (unsigned long) uid, (unsigned long) uid);

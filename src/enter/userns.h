@@ -2,9 +2,16 @@
  * in which the caller's uid and gid map to themselves. */
 #pragma once
 
+#include <sys/types.h>
+
 /* unshare(CLONE_NEWUSER) and write the identity maps. The process must be single-threaded
  * with an unshared fs_struct. 0, or -1 with errno. */
 int userns_enter_identity (void);
+
+/* In a process just cloned into a new user namespace: map UID and GID (the caller's, read
+ * before the clone: inside, unmapped, they read as the overflow ids) to themselves. 0, or
+ * -1 with errno. */
+int userns_write_identity_maps (uid_t uid, gid_t gid);
 
 /* Why user namespaces are unavailable here, from the sysctls that usually explain it and
  * ERR: "user.max_user_namespaces=0", "kernel.apparmor_restrict_unprivileged_userns=1", ...

@@ -92,6 +92,7 @@ creation_begin (struct creation *c, const char *name)
 
   c->lockfd = lock_name_or_die (&c->p, name, "create");
   clean_stale_staging (&c->p, name);
+  reap_abandoned_ephemeral (&c->p);
 
   c->root = paths_root (&c->p, name);
   struct stat st;

@@ -1,0 +1,191 @@
+/* --bind SRC:DST[:ro] (see bind.h). Directories only: a file's mount point would have to
+ * be created as a file in the root, and a bound file pins one inode (an editor that
+ * replaces the file on the host is not seen inside); a CI job binds its checkout and its
+ * artifacts directory. SRC is the caller's own host path and is followed like any path
+ * they type; DST is inside the root, where anything may have planted a symlink, so it is
+ * walked component by component from the root's fd with O_NOFOLLOW (what openat2's
+ * RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS would do, on every kernel), and the mount goes on
+ * the fd the walk ended with, not on a path looked up again.
+ *
+ * The Landlock domain (confine.c) needs no rule of its own: a path-beneath rule is checked
+ * by walking up from the accessed file across mount points, so the rule on the root
+ * covers whatever is mounted beneath it, and nothing else of the host. A :ro bind is
+ * read-only in the kernel's mount table (MOUNT_ATTR_RDONLY, recursively), which no
+ * Landlock right overrides. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "enter/bind.h"
+
+#define RO_SUFFIX ":ro"
+
+void
+bind_free (struct bind *binds, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      free (binds[i].src);
+      free (binds[i].dst);
+    }
+  free (binds);
+}
+
+/* DST's components one at a time: *POS advances; NULL at the end. "" and "." are skipped. */
+static char *
+next_component (const char *path, size_t *pos)
+{
+  for (;;)
+    {
+      while (path[*pos] == '/')
+        (*pos)++;
+      if (path[*pos] == '\0')
+        return NULL;
+      size_t start = *pos;
+      while (path[*pos] != '/' && path[*pos] != '\0')
+        (*pos)++;
+      size_t len = *pos - start;
+      if (len == 1 && path[start] == '.')
+        continue;
+      char *c = strndup (path + start, len);
+      if (c == NULL)
+        die ("out of memory");
+      return c;
+    }
+}
+
+static void
+parse_one (const char *spec, struct bind *b)
+{
+  cleanup_free char *s = xstrdup (spec);
+  size_t len = strlen (s);
+  b->ro = len > strlen (RO_SUFFIX) && strcmp (s + len - strlen (RO_SUFFIX), RO_SUFFIX) == 0;
+  if (b->ro)
+    s[len - strlen (RO_SUFFIX)] = '\0';
+  char *colon = strchr (s, ':');
+  if (colon == NULL)
+    die ("invalid --bind '%s': expected SRC:DST or SRC:DST:ro", spec);
+  *colon = '\0';
+  const char *src = s, *dst = colon + 1;
+
+  if (src[0] != '/')
+    die ("invalid --bind '%s': SRC '%s' is not an absolute path", spec, src);
+  struct stat st;
+  if (stat (src, &st) < 0)
+    die ("invalid --bind '%s': SRC %s: %s", spec, src, strerror (errno));
+  if (!S_ISDIR (st.st_mode))
+    die ("invalid --bind '%s': SRC %s is not a directory (only directories can be bound)",
+         spec, src);
+
+  if (dst[0] != '/')
+    die ("invalid --bind '%s': DST '%s' is not an absolute path inside the root", spec, dst);
+  size_t pos = 0, n = 0;
+  for (char *c; (c = next_component (dst, &pos)) != NULL; n++)
+    {
+      bool dotdot = strcmp (c, "..") == 0;
+      free (c);
+      if (dotdot)
+        die ("invalid --bind '%s': DST '%s' has a '..' component", spec, dst);
+    }
+  if (n == 0)
+    die ("invalid --bind '%s': DST cannot be the root itself", spec);
+  b->src = xstrdup (src);
+  b->dst = xstrdup (dst);
+}
+
+struct bind *
+bind_parse_all (char **specs, size_t *n_out)
+{
+  size_t n = strv_length (specs);
+  struct bind *binds = xcalloc (n + 1, sizeof *binds);
+  for (size_t i = 0; i < n; i++)
+    parse_one (specs[i], &binds[i]);
+  *n_out = n;
+  return binds;
+}
+
+/* Open B's DST from the working directory (the root) one component at a time, never
+ * following a symlink. With CREATE false, stop at the first missing component (-1 with
+ * errno ENOENT); with CREATE true, make it. die()s on a symlink or a non-directory. */
+static int
+open_dst (const char *name, const struct bind *b, bool create)
+{
+  cleanup_fd int cur = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (cur < 0)
+    die_with_error ("cannot enter root '%s': open the root", name);
+  size_t pos = 0;
+  for (char *c; (c = next_component (b->dst, &pos)) != NULL;)
+    {
+      cleanup_free char *comp = c;
+      int fd = openat (cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 && errno == ENOENT)
+        {
+          if (!create)
+            return -1;
+          if (mkdirat (cur, comp, 0755) < 0 && errno != EEXIST)
+            die ("cannot bind %s on %s in root '%s': cannot create %s: %s", b->src, b->dst,
+                 name, comp, strerror (errno));
+          fd = openat (cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+      if (fd < 0)
+        {
+          int errsv = errno;
+          struct stat st;
+          if (fstatat (cur, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK (st.st_mode))
+            die ("cannot bind %s on %s in root '%s': '%s' is a symlink in the root (never "
+                 "followed)", b->src, b->dst, name, comp);
+          if (errsv == ENOTDIR)
+            die ("cannot bind %s on %s in root '%s': '%s' is not a directory", b->src, b->dst,
+                 name, comp);
+          die ("cannot bind %s on %s in root '%s': %s: %s", b->src, b->dst, name, comp,
+               strerror (errsv));
+        }
+      close (cur);
+      cur = fd;
+    }
+  return steal_fd (&cur);
+}
+
+static void
+mount_one (const char *name, const struct bind *b)
+{
+  cleanup_fd int dst = open_dst (name, b, true);
+  cleanup_fd int tree = (int) syscall (SYS_open_tree, AT_FDCWD, b->src,
+                                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (tree < 0)
+    die_with_error ("cannot bind %s on %s in root '%s': open_tree", b->src, b->dst, name);
+  if (b->ro)
+    {
+      struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+      if (syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+                   sizeof attr) < 0)
+        die_with_error ("cannot bind %s on %s in root '%s': cannot make it read-only",
+                        b->src, b->dst, name);
+    }
+  if (syscall (SYS_move_mount, tree, "", dst, "",
+               MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    die_with_error ("cannot bind %s on %s in root '%s': move_mount", b->src, b->dst, name);
+}
+
+void
+bind_check_all (const char *name, const struct bind *binds, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      int fd = open_dst (name, &binds[i], false);
+      if (fd >= 0)
+        close (fd);
+    }
+}
+
+void
+bind_mount_all (const char *name, const struct bind *binds, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    mount_one (name, &binds[i]);
+}

@@ -1,0 +1,29 @@
+/* --bind SRC:DST[:ro]: host directories mounted into a userns-mode devroot. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct bind
+{
+  char *src; /* absolute host path of a directory */
+  char *dst; /* absolute path inside the root, without "." or ".." components */
+  bool ro;
+};
+
+/* Parse and check every SPECS entry (--bind values) against the host, before anything is
+ * created: SRC absolute, existing, a directory; DST absolute, not "/", no "..". die()s
+ * with one line naming the --bind at fault. *N_OUT entries; caller frees with bind_free. */
+struct bind *bind_parse_all (char **specs, size_t *n_out);
+void bind_free (struct bind *binds, size_t n);
+
+/* Working directory the root, before anything is mounted or created there: check that no
+ * existing component of any DST is a symlink or not a directory. Every path inside the
+ * root is walked one component at a time with O_NOFOLLOW from the root's fd: never
+ * through a symlink, never outside. die()s naming the --bind at fault. */
+void bind_check_all (const char *name, const struct bind *binds, size_t n);
+
+/* In the job's mount namespace, working directory the root, before chroot: create the
+ * missing components of each DST (0755), walked as above, and mount SRC there
+ * (recursively; read-only with :ro, submounts included). die()s naming the --bind. */
+void bind_mount_all (const char *name, const struct bind *binds, size_t n);

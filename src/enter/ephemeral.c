@@ -1,0 +1,116 @@
+/* run --ephemeral (see ephemeral.h).
+ *
+ * Why enter-devroot runs the store helper as a child rather than creating the root itself:
+ * creating means parsing an archive (libarchive, libcurl, libcrypto), which lives in
+ * enter-devroot-store so that the entering program links the C library only. Why a child
+ * and not an exec: the process that removes the root must outlive the command, and must
+ * have been outside every namespace and outside the root all along (a remove from inside
+ * the job's mount namespace would walk into --bind mounts and delete the host's files).
+ * That process is the supervisor that already waits for the job (supervise.c), so it also
+ * waits for the helper: one process owns the throwaway root from before its creation to
+ * after its removal, holding its run lock the whole time. A run killed with SIGKILL
+ * leaves the root behind with its run lock free; the next create or doctor removes it
+ * (reap_abandoned_ephemeral), and list never shows it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/helper.h"
+#include "common/roots.h"
+#include "common/util.h"
+#include "enter/ephemeral.h"
+#include "enter/supervise.h"
+
+#define EPHEMERAL_RANDOM_BYTES 8
+
+static char *
+random_name (void)
+{
+  unsigned char bytes[EPHEMERAL_RANDOM_BYTES];
+  if (getrandom (bytes, sizeof bytes, 0) != (ssize_t) sizeof bytes)
+    die_with_error ("run --ephemeral: cannot get random bytes for a name");
+  struct strbuf sb = { 0 };
+  strbuf_append (&sb, EPHEMERAL_PREFIX);
+  for (size_t i = 0; i < sizeof bytes; i++)
+    strbuf_appendf (&sb, "%02x", bytes[i]);
+  return strbuf_steal (&sb);
+}
+
+/* `create NAME` and the create options given to run, as the helper parses them. */
+static char **
+create_argv (const struct cli *cli, const char *name)
+{
+  const char *pairs[][2] = {
+    { "--from", cli->from }, { "--template", cli->template_name },
+    { "--sha256", cli->sha256 }, { "--index", cli->index }, { "--cacert", cli->cacert },
+    { "--platform", cli->platform },
+  };
+  char **argv = xcalloc (4 + 2 * N_ELEMENTS (pairs) + 5, sizeof (char *));
+  size_t n = 0;
+  argv[n++] = xstrdup (PROGRAM_NAME);
+  argv[n++] = xstrdup ("create");
+  argv[n++] = xstrdup (name);
+  for (size_t i = 0; i < N_ELEMENTS (pairs); i++)
+    if (pairs[i][1] != NULL)
+      {
+        argv[n++] = xstrdup (pairs[i][0]);
+        argv[n++] = xstrdup (pairs[i][1]);
+      }
+  if (cli->max_size != 0)
+    argv[n++] = xasprintf ("--max-size=%" PRIu64, cli->max_size);
+  if (cli->no_verify)
+    argv[n++] = xstrdup ("--no-verify");
+  if (cli->insecure_http)
+    argv[n++] = xstrdup ("--insecure-http");
+  if (cli->quiet)
+    argv[n++] = xstrdup ("--quiet");
+  return argv;
+}
+
+void
+ephemeral_create (const struct cli *cli, struct ephemeral *e)
+{
+  store_paths_from_env (&e->paths);
+  store_prepare (&e->paths);
+  e->name = random_name ();
+  cleanup_free char *lock = paths_run_lock (&e->paths, e->name);
+  e->run_lock = open (lock, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (e->run_lock < 0 || flock (e->run_lock, LOCK_EX) < 0)
+    die_with_error ("run --ephemeral: cannot take the lock %s", lock);
+
+  cleanup_strv char **argv = create_argv (cli, e->name);
+  fflush (NULL);
+  pid_t pid = fork ();
+  if (pid < 0)
+    die_with_error ("run --ephemeral: fork");
+  if (pid == 0)
+    {
+      supervise_restore_signals ();
+      exec_store_helper (argv);
+    }
+  struct supervise_opts opts = { .escalate = true };
+  struct job_end end;
+  supervise (pid, &opts, &end);
+  if (WIFEXITED (end.status) && WEXITSTATUS (end.status) == 0)
+    return;
+  /* Killed after its rename into place, the helper leaves a root: ours to remove. */
+  ephemeral_remove (e);
+  supervise_exit_like (&end);
+}
+
+void
+ephemeral_remove (struct ephemeral *e)
+{
+  remove_ephemeral (&e->paths, e->name);
+  close (e->run_lock);
+  e->run_lock = -1;
+  free (e->name);
+  e->name = NULL;
+  store_paths_clear (&e->paths);
+}

@@ -1,0 +1,22 @@
+/* run --ephemeral: a throwaway devroot around one command. */
+#pragma once
+
+#include "common/cli.h"
+#include "common/paths.h"
+
+struct ephemeral
+{
+  struct store_paths paths;
+  char *name;   /* EPHEMERAL_PREFIX and 16 random hex digits */
+  int run_lock; /* held from before the root exists until after it is gone */
+};
+
+/* Take the run lock of a new unique name, then have the store helper create the root from
+ * CLI's create options (as `create NAME ...` would), passing cancellation on to it. When
+ * the creation fails, exit as the helper did (its error line is printed), leaving nothing.
+ * Signals must be blocked (supervise_block_signals). */
+void ephemeral_create (const struct cli *cli, struct ephemeral *e);
+
+/* Remove the root, its metadata and lock files, and release the run lock; a failure is a
+ * warning line (the next create or doctor reaps what is left). */
+void ephemeral_remove (struct ephemeral *e);
