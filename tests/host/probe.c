@@ -15,8 +15,15 @@
  *                             climb, and look for PATH (Jann Horn's objection,
  *                             runc CVE-2024-21626); print "escaped via fd N" or
  *                             "contained"
+ *   edr-probe daemon [stubborn]  start a daemon the way a careless CI job does
+ *                             (fork, setsid, fork again) that ignores SIGTERM,
+ *                             print "ready" once it runs, then wait for a
+ *                             signal (ignoring SIGTERM too with "stubborn");
+ *                             both keep "edr-probe daemon" as their command line
  */
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <linux/capability.h>
 #include <stdio.h>
@@ -106,6 +113,38 @@ static int probe_escape_fd(const char *host_only_path)
 	return 0;
 }
 
+static int probe_daemon(int stubborn)
+{
+	int ready[2];
+	char c;
+
+	if (pipe(ready) != 0)
+		return 1;
+	pid_t pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		write(ready[1], "r", 1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		return 1;
+	if (stubborn)
+		signal(SIGTERM, SIG_IGN);
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	char buf[PATH_MAX];
@@ -138,6 +177,8 @@ int main(int argc, char **argv)
 		return probe_escape(argc > 2 ? argv[2] : NULL);
 	if (strcmp(argv[1], "escape-fd") == 0 && argc > 2)
 		return probe_escape_fd(argv[2]);
+	if (strcmp(argv[1], "daemon") == 0)
+		return probe_daemon(argc > 2 && strcmp(argv[2], "stubborn") == 0);
 	fprintf(stderr, "edr-probe: %s: unknown probe\n", argv[1]);
 	return 2;
 }

@@ -1,0 +1,310 @@
+#!/usr/bin/env bats
+# CI build environments in userns mode (issue 15): /proc in the job's own PID
+# namespace, --bind, cancellation and --timeout, throwaway roots (run --ephemeral).
+# chroot mode: tests/guest/ci.bats.
+
+load common
+
+setup() {
+	edr_setup
+	is_root && skip "userns mode is about unprivileged callers (root chroots: root.bats)"
+	unshare -U true 2>/dev/null || skip "unprivileged user namespaces are not available on this host"
+	create_default r
+}
+teardown() {
+	local p
+	for p in $(pgrep -u "$(id -u)" -f "edr-probe daemon" || true); do kill -KILL "$p" 2>/dev/null || true; done
+	edr_teardown
+}
+
+# job_processes: the processes of ours that a job started (the probe's daemons).
+job_processes() { pgrep -u "$(id -u)" -f "edr-probe daemon" || true; }
+
+# start_daemon_job [stubborn] [RUN OPTIONS...]: run the probe's daemon through
+# enter-devroot in the background; returns once the daemon runs. Sets JOB (run's pid).
+start_daemon_job() {
+	local mode=
+	[[ ${1:-} == stubborn ]] && { mode=stubborn; shift; }
+	install_probe r
+	"$EDR_BIN" run "$@" r -- /edr-probe daemon $mode > "$T/job.out" 2> "$T/job.err" &
+	JOB=$!
+	local i
+	for i in $(seq 100); do
+		grep -q ready "$T/job.out" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "the daemon job never said ready: $(cat "$T/job.err")"
+}
+
+# wait_job: wait for JOB, leaving its exit status in JOB_STATUS.
+wait_job() {
+	JOB_STATUS=0
+	wait "$JOB" || JOB_STATUS=$?
+}
+
+# --- /proc ---------------------------------------------------------------------
+
+@test "proc: the job has its own PID namespace and a fresh /proc: the command is PID 2 under our PID 1" {
+	edr_run run r -- sh -c 'echo $$; cat /proc/1/cmdline | tr "\0" " "; echo; ls /proc | grep -c "^[0-9]"'
+	assert_status 0
+	assert_equal "${lines[0]}" 2
+	assert_regex "${lines[1]}" "enter-devroot run r"
+	# PID 1, the shell and ls: nothing of the host
+	(( lines[2] <= 4 )) || fail "the job sees ${lines[2]} processes in /proc"
+}
+
+@test "proc: ps works inside and shows the job's processes only" {
+	edr_run run r -- ps -o pid,args
+	assert_status 0
+	assert_equal "${#lines[@]}" 3
+	assert_regex "${lines[2]}" "^ *2 ps -o pid,args$"
+}
+
+@test "proc: PID 1 holds no capability" {
+	edr_run run r -- grep -E '^Cap(Inh|Prm|Eff|Amb):' /proc/1/status
+	assert_status 0
+	assert_equal "$(echo "$output" | awk '{print $2}' | sort -u)" 0000000000000000
+}
+
+@test "proc: /sys stays absent (the root's empty directory)" {
+	edr_run run r -- ls -A /sys
+	assert_status 0
+	assert_output ""
+}
+
+@test "proc: PID 1 reaps orphans (no zombie while the command runs)" {
+	edr_run run r -- sh -c '(sleep 0.1 &); sleep 0.6; grep -l "^State:.*Z" /proc/[0-9]*/status | wc -l'
+	assert_status 0
+	assert_output 0
+}
+
+@test "proc: exit statuses and signals pass through PID 1 and the supervisor" {
+	edr_run run r -- sh -c 'exit 42'
+	assert_status 42
+	run -143 "$EDR_BIN" run r -- sh -c 'kill -TERM $$'
+	run -137 "$EDR_BIN" run r -- sh -c 'kill -KILL $$'
+	edr_run_127 run r -- no-such-command
+	assert_status 127
+}
+
+# --- cancellation ----------------------------------------------------------------
+
+@test "cancel: SIGTERM to run kills the command and its daemonised grandchild (setsid, double fork, SIGTERM ignored); run dies of SIGTERM" {
+	need_probe
+	start_daemon_job
+	[[ -n $(job_processes) ]] || fail "no daemon running before the cancellation"
+	kill -TERM "$JOB"
+	wait_job
+	assert_equal "$JOB_STATUS" 143
+	assert_equal "$(job_processes)" ""
+}
+
+@test "cancel: SIGINT and SIGHUP are passed on too, with their conventional statuses" {
+	local sig want
+	for sig in INT:130 HUP:129; do
+		want=${sig#*:}
+		"$EDR_BIN" run r -- sleep 30 &
+		JOB=$!
+		sleep 0.5
+		kill -"${sig%:*}" "$JOB"
+		wait_job
+		assert_equal "$JOB_STATUS" "$want"
+	done
+}
+
+@test "cancel: a command that ignores SIGTERM is killed 5 s later, with everything it started" {
+	need_probe
+	start_daemon_job stubborn
+	local t0=$SECONDS
+	kill -TERM "$JOB"
+	wait_job
+	assert_equal "$JOB_STATUS" 143
+	(( SECONDS - t0 >= 4 )) || fail "killed after $((SECONDS - t0)) s, before the grace period"
+	assert_equal "$(job_processes)" ""
+}
+
+@test "cancel: when the command exits, what it left running is killed" {
+	need_probe
+	install_probe r
+	edr_run run r -- sh -c '/edr-probe daemon > /dev/null & sleep 0.5; exit 3'
+	assert_status 3
+	assert_equal "$(job_processes)" ""
+}
+
+@test "timeout: --timeout stops the command and everything it started, exit 124 with one line" {
+	need_probe
+	start_daemon_job --timeout 1
+	wait_job
+	assert_equal "$JOB_STATUS" 124
+	assert_equal "$(cat "$T/job.err")" "enter-devroot: warning: timed out after 1 s: stopping the command"
+	assert_equal "$(job_processes)" ""
+}
+
+@test "timeout: a command that ends in time keeps its status" {
+	edr_run run --timeout 30 r -- sh -c 'exit 7'
+	assert_status 7
+}
+
+@test "timeout: a value that is not whole seconds from 1 is a usage error" {
+	local v
+	for v in 0 -1 abc 1.5 "" 99999999999; do
+		edr_run run --timeout "$v" r -- true
+		assert_edr_error "$EDR_TOOL_EXIT" "--timeout"
+	done
+}
+
+# --- --bind ----------------------------------------------------------------------
+
+@test "bind: a host directory appears at DST (created in the root), writes reach the host" {
+	mkdir -p "$W/src"
+	echo hello > "$W/src/in"
+	edr_run run --bind "$W/src:/work/src" r -- sh -c 'cat /work/src/in; echo out > /work/src/out'
+	assert_status 0
+	assert_output hello
+	assert_equal "$(cat "$W/src/out")" out
+	[[ -d $(root_of r)/work/src ]] || fail "DST was not created in the root"
+	[[ ! -e $(root_of r)/work/src/in ]] || fail "the root's DST holds the host's files after the run"
+}
+
+@test "bind: several binds, :ro is read-only inside (submounts included)" {
+	mkdir -p "$W/a" "$W/b"
+	echo a > "$W/a/f"
+	edr_run run --bind "$W/a:/a:ro" --bind "$W/b:/b" r -- sh -c 'cat /a/f; echo x > /a/g || echo refused; echo y > /b/g'
+	assert_status 0
+	assert_line --index 0 a
+	assert_line --index 1 refused
+	[[ ! -e $W/a/g ]] || fail "a :ro bind was written"
+	assert_equal "$(cat "$W/b/g")" y
+}
+
+@test "bind: bad input is one line naming it, exit 125, nothing created in the root" {
+	mkdir -p "$W/src" "$(root_of r)/opt"
+	echo f > "$W/file"
+	ln -s /tmp "$(root_of r)/opt/link"
+	echo x > "$(root_of r)/opt/plain"
+	local before spec
+	before=$(snapshot "$(root_of r)")
+	for spec in "src:/x" "$W/missing:/x" "$W/file:/x" "$W/src:x" "$W/src:/a/../x" "$W/src:/" \
+		"$W/src" "$W/src:/opt/link/x" "$W/src:/opt/plain/x"; do
+		edr_run run --bind "$spec" --bind "$W/src:/fresh" r -- true
+		assert_edr_error "$EDR_TOOL_EXIT" "${spec%%:*}"
+		assert_equal "$(snapshot "$(root_of r)")" "$before"
+	done
+}
+
+@test "bind: a DST through a symlink in the root names the symlink" {
+	mkdir -p "$W/src" "$(root_of r)/opt"
+	ln -s / "$(root_of r)/opt/up"
+	edr_run run --bind "$W/src:/opt/up/etc" r -- true
+	assert_edr_error "$EDR_TOOL_EXIT" "'up' is a symlink in the root"
+	[[ ! -e $(root_of r)/etc/up ]]
+}
+
+@test "bind: --mode chroot refuses --bind with one line before anything happens" {
+	mkdir -p "$W/src"
+	edr_run run --mode chroot --bind "$W/src:/x" r -- true
+	assert_edr_error "$EDR_TOOL_EXIT" "--bind" "chroot mode makes no mounts"
+	[[ ! -e $(root_of r)/x ]]
+}
+
+# --- run --ephemeral -----------------------------------------------------------------
+
+# assert_no_roots: list shows nothing and the store holds no root, metadata or lock of a
+# throwaway root.
+assert_no_roots() {
+	assert_equal "$("$EDR_BIN" list)" ""
+	assert_equal "$(ls -A "$(store)/roots")" ""
+	assert_equal "$(ls -A "$(store)/meta" | grep -v '^r\.json$' || true)" ""
+	assert_equal "$(ls -A "$(store)/locks" | grep ephemeral || true)" ""
+	assert_equal "$(ls -A "$(store)/staging" || true)" ""
+}
+
+@test "ephemeral: run --ephemeral creates a root with a unique name, runs in it, removes it" {
+	"$EDR_BIN" remove r
+	edr_run run --ephemeral --from "$EDR_TEMPLATE" -- sh -c 'echo $ENTER_DEVROOT_NAME; cat /etc/os-release 2>/dev/null | head -1; ls /bin/busybox'
+	assert_status 0
+	assert_regex "${lines[0]}" '^ephemeral-[0-9a-f]{16}$'
+	assert_line /bin/busybox
+	assert_no_roots
+}
+
+@test "ephemeral: two runs get two names" {
+	"$EDR_BIN" remove r
+	local a b
+	a=$("$EDR_BIN" run --ephemeral -- sh -c 'echo $ENTER_DEVROOT_NAME')
+	b=$("$EDR_BIN" run --ephemeral -- sh -c 'echo $ENTER_DEVROOT_NAME')
+	[[ $a == ephemeral-* && $b == ephemeral-* && $a != "$b" ]] || fail "names: '$a' '$b'"
+	assert_no_roots
+}
+
+@test "ephemeral: removed after a failing command, which keeps its status" {
+	"$EDR_BIN" remove r
+	edr_run run --ephemeral -- sh -c 'exit 9'
+	assert_status 9
+	assert_no_roots
+}
+
+@test "ephemeral: removed after a cancellation (SIGTERM), run dies of SIGTERM" {
+	"$EDR_BIN" remove r
+	"$EDR_BIN" run --ephemeral -- sh -c 'echo $ENTER_DEVROOT_NAME > /tmp/up; sleep 60' &
+	JOB=$!
+	local i
+	for i in $(seq 100); do compgen -G "$(store)/roots/*/tmp/up" >/dev/null && break; sleep 0.1; done
+	kill -TERM "$JOB"
+	wait_job
+	assert_equal "$JOB_STATUS" 143
+	assert_no_roots
+}
+
+@test "ephemeral: a failing create exits 125 with its one line and leaves nothing" {
+	"$EDR_BIN" remove r
+	echo "not an archive" > "$W/bad.tar"
+	edr_run run --ephemeral --from "$W/bad.tar" -- true
+	assert_edr_error "$EDR_TOOL_EXIT" "bad.tar"
+	assert_no_roots
+}
+
+# abandon_ephemeral_root: a run --ephemeral killed with SIGKILL once its root exists.
+abandon_ephemeral_root() {
+	"$EDR_BIN" remove r
+	"$EDR_BIN" run --ephemeral -- sleep 60 &
+	JOB=$!
+	local i
+	for i in $(seq 100); do [[ -n $(ls -A "$(store)/roots") ]] && break; sleep 0.1; done
+	kill -KILL "$JOB"
+	wait_job
+}
+
+@test "ephemeral: a run killed with SIGKILL leaves a root that list hides and the next create reaps" {
+	abandon_ephemeral_root
+	[[ -n $(ls -A "$(store)/roots") ]] || fail "no root left by the killed run"
+	assert_equal "$("$EDR_BIN" list)" ""
+	create_default later
+	assert_equal "$(ls -A "$(store)/roots")" later
+}
+
+@test "ephemeral: doctor reaps an abandoned throwaway root too" {
+	abandon_ephemeral_root
+	edr_run doctor
+	assert_status 0
+	assert_line --regexp '^abandoned throwaway roots removed +1$'
+	assert_no_roots
+}
+
+@test "ephemeral: usage errors: a NAME with --ephemeral, create options without it" {
+	edr_run run r --ephemeral -- true
+	assert_edr_error "$EDR_TOOL_EXIT" "--ephemeral" "'r'"
+	edr_run run --template minimal r -- true
+	assert_edr_error "$EDR_TOOL_EXIT" "--ephemeral"
+	edr_run run --ephemeral --from a --template b -- true
+	assert_edr_error "$EDR_TOOL_EXIT" "mutually exclusive"
+}
+
+@test "ephemeral: with --bind, artifacts land on the host and the root is gone" {
+	"$EDR_BIN" remove r
+	mkdir -p "$W/out"
+	edr_run run --ephemeral --bind "$W/out:/out" -- sh -c 'echo built > /out/artifact'
+	assert_status 0
+	assert_equal "$(cat "$W/out/artifact")" built
+	assert_no_roots
+}
