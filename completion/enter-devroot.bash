@@ -39,7 +39,8 @@ _enter_devroot()
 		[[ $cur == *[:/]* ]] || COMPREPLY+=($(compgen -W "docker:// oci: docker-archive:" -- "$cur"))
 		compopt -o filenames 2>/dev/null; return ;;
 	--cacert) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
-	--workdir|--template|--sha256|--env|--index) return ;;
+	--bind) COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
+	--workdir|--template|--sha256|--env|--index|--timeout|--max-size) return ;;
 	--platform) COMPREPLY=($(compgen -W "linux/amd64 linux/arm64 linux/arm/v7 linux/386 linux/ppc64le linux/s390x linux/riscv64" -- "$cur")); return ;;
 	--mode) COMPREPLY=($(compgen -W "auto chroot userns" -- "$cur")); return ;;
 	--compress) COMPREPLY=($(compgen -W "zstd gzip xz none" -- "$cur")); return ;;
@@ -56,8 +57,10 @@ _enter_devroot()
 		opts="--json --quiet --help" ;;
 	export) opts="--compress --quiet --help" ;;
 	publish) opts="--description --quiet --help" ;;
-	enter) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --help" ;;
-	run) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --entrypoint --help" ;;
+	enter) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --bind --timeout --help" ;;
+	run) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --entrypoint --bind
+		--timeout --ephemeral --from --template --sha256 --no-verify --max-size --index --cacert
+		--platform --insecure-http --quiet --help" ;;
 	list|images) opts="--json --help" ;;
 	remove) opts="--force --help" ;;
 	path|doctor) opts="--help" ;;
