@@ -1,0 +1,7 @@
+#include "greet.h"
+
+const char *
+greeting (void)
+{
+  return "hello from a devroot";
+}
