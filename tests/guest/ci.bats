@@ -27,7 +27,18 @@ start_daemon_job() {
 	fail "the daemon job never said ready: $(cat "$T/job.err")"
 }
 
+# wait_job: wait for JOB (at most 60 s: a job that outlives its cancellation fails the
+# test rather than hanging it), leaving its exit status in JOB_STATUS.
 wait_job() {
+	local i
+	for i in $(seq 600); do
+		kill -0 "$JOB" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$JOB" 2>/dev/null; then
+		kill -KILL "$JOB"
+		fail "enter-devroot (pid $JOB) still runs 60 s after its cancellation"
+	fi
 	JOB_STATUS=0
 	wait "$JOB" || JOB_STATUS=$?
 }
