@@ -405,6 +405,10 @@ enter_devroot (const struct cli *cli)
   pid_t job = mode == ENTER_MODE_CHROOT
                 ? start_chroot_job (name, opts)
                 : start_userns_job (name, opts, binds, n_binds, &status_read);
+  /* The supervisor is not inside the root (remove's in-use check looks at working
+   * directories too). */
+  if (chdir ("/") < 0)
+    die_with_error ("cannot change directory to /");
   struct supervise_opts sopts = { .timeout = opts->timeout, .escalate = true,
                                   .sweep = mode == ENTER_MODE_CHROOT };
   struct job_end end;
