@@ -3,44 +3,13 @@
 # /proc), cancellation through a child subreaper, --timeout, throwaway roots.
 
 load common
+load ../lib/jobs
 
 setup_file() { guest_setup_file; }
 setup() { guest_setup; }
 teardown() {
-	local p
-	for p in $(pgrep -u "$UID" -f "edr-probe daemon" || true); do kill -KILL "$p" 2>/dev/null || true; done
+	kill_job_processes
 	guest_teardown
-}
-
-job_processes() { pgrep -u "$UID" -f "edr-probe daemon" || true; }
-
-# start_daemon_job [RUN OPTIONS...]: the probe's daemon (setsid, double fork,
-# SIGTERM ignored) through enter-devroot, in the background; returns once it runs.
-start_daemon_job() {
-	"$EDR_BIN" run "$@" dev -- /edr-probe daemon > "$T/job.out" 2> "$T/job.err" &
-	JOB=$!
-	local i
-	for i in $(seq 300); do
-		grep -q ready "$T/job.out" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	fail "the daemon job never said ready: $(cat "$T/job.err")"
-}
-
-# wait_job: wait for JOB (at most 60 s: a job that outlives its cancellation fails the
-# test rather than hanging it), leaving its exit status in JOB_STATUS.
-wait_job() {
-	local i
-	for i in $(seq 600); do
-		kill -0 "$JOB" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$JOB" 2>/dev/null; then
-		kill -KILL "$JOB"
-		fail "enter-devroot (pid $JOB) still runs 60 s after its cancellation"
-	fi
-	JOB_STATUS=0
-	wait "$JOB" || JOB_STATUS=$?
 }
 
 @test "ci: --bind is refused in chroot mode with one line, nothing created" {
@@ -58,7 +27,7 @@ wait_job() {
 
 @test "ci: SIGTERM to run kills the command and its daemonised grandchild (child subreaper); run dies of SIGTERM" {
 	need_probe
-	start_daemon_job
+	start_daemon_job dev
 	[[ -n $(job_processes) ]] || fail "no daemon running before the cancellation"
 	kill -TERM "$JOB"
 	wait_job
@@ -78,7 +47,7 @@ wait_job() {
 
 @test "ci: --timeout stops the command and everything it started, exit 124" {
 	need_probe
-	start_daemon_job --timeout 2
+	start_daemon_job dev --timeout 2
 	wait_job
 	assert_equal "$JOB_STATUS" 124
 	assert_equal "$(job_processes)" ""

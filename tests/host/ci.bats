@@ -4,6 +4,7 @@
 # chroot mode: tests/guest/ci.bats.
 
 load common
+load ../lib/jobs
 
 setup() {
 	edr_setup
@@ -12,44 +13,8 @@ setup() {
 	create_default r
 }
 teardown() {
-	local p
-	for p in $(pgrep -u "$(id -u)" -f "edr-probe daemon" || true); do kill -KILL "$p" 2>/dev/null || true; done
+	kill_job_processes
 	edr_teardown
-}
-
-# job_processes: the processes of ours that a job started (the probe's daemons).
-job_processes() { pgrep -u "$(id -u)" -f "edr-probe daemon" || true; }
-
-# start_daemon_job [stubborn] [RUN OPTIONS...]: run the probe's daemon through
-# enter-devroot in the background; returns once the daemon runs. Sets JOB (run's pid).
-start_daemon_job() {
-	local mode=
-	[[ ${1:-} == stubborn ]] && { mode=stubborn; shift; }
-	install_probe r
-	"$EDR_BIN" run "$@" r -- /edr-probe daemon $mode > "$T/job.out" 2> "$T/job.err" &
-	JOB=$!
-	local i
-	for i in $(seq 100); do
-		grep -q ready "$T/job.out" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	fail "the daemon job never said ready: $(cat "$T/job.err")"
-}
-
-# wait_job: wait for JOB (at most 20 s: a job that outlives its cancellation fails the
-# test rather than hanging it), leaving its exit status in JOB_STATUS.
-wait_job() {
-	local i
-	for i in $(seq 200); do
-		kill -0 "$JOB" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$JOB" 2>/dev/null; then
-		kill -KILL "$JOB"
-		fail "enter-devroot (pid $JOB) still runs 20 s after its cancellation"
-	fi
-	JOB_STATUS=0
-	wait "$JOB" || JOB_STATUS=$?
 }
 
 # --- /proc ---------------------------------------------------------------------
@@ -101,7 +66,8 @@ wait_job() {
 
 @test "cancel: SIGTERM to run kills the command and its daemonised grandchild (setsid, double fork, SIGTERM ignored); run dies of SIGTERM" {
 	need_probe
-	start_daemon_job
+	install_probe r
+	start_daemon_job r
 	[[ -n $(job_processes) ]] || fail "no daemon running before the cancellation"
 	kill -TERM "$JOB"
 	wait_job
@@ -124,7 +90,8 @@ wait_job() {
 
 @test "cancel: a command that ignores SIGTERM is killed 5 s later, with everything it started" {
 	need_probe
-	start_daemon_job stubborn
+	install_probe r
+	start_daemon_job r stubborn
 	local t0=$SECONDS
 	kill -TERM "$JOB"
 	wait_job
@@ -143,7 +110,8 @@ wait_job() {
 
 @test "timeout: --timeout stops the command and everything it started, exit 124 with one line" {
 	need_probe
-	start_daemon_job --timeout 1
+	install_probe r
+	start_daemon_job r --timeout 1
 	wait_job
 	assert_equal "$JOB_STATUS" 124
 	assert_equal "$(cat "$T/job.err")" "enter-devroot: warning: timed out after 1 s: stopping the command"
