@@ -116,9 +116,8 @@ root_identity (const char *root, struct dev_ino *out)
   return 0;
 }
 
-/* The parent of PID, from /proc/PID/status; 0 when unknown. */
-static pid_t
-parent_of (pid_t pid)
+pid_t
+inuse_parent_of (pid_t pid)
 {
   char path[48];
   snprintf (path, sizeof path, "/proc/%ld/status", (long) pid);
@@ -134,7 +133,7 @@ static bool
 is_self_or_ancestor (pid_t pid)
 {
   pid_t p = getpid ();
-  for (int i = 0; p > 0 && i < MAX_ANCESTOR_PIDS; i++, p = parent_of (p))
+  for (int i = 0; p > 0 && i < MAX_ANCESTOR_PIDS; i++, p = inuse_parent_of (p))
     if (p == pid)
       return true;
   return false;
@@ -175,14 +174,27 @@ inuse_command (pid_t pid)
   return comm != NULL ? comm : xstrdup ("?");
 }
 
+/* How many processes inside inuse_find looks at to name one the user started. */
+#define INUSE_FIND_CANDIDATES 16
+
 pid_t
 inuse_find (const char *root)
 {
   struct dev_ino id;
   if (root_identity (root, &id) < 0)
     return 0;
-  pid_t pid = 0;
-  return scan (&id, &pid, 1) > 0 ? pid : 0;
+  pid_t pids[INUSE_FIND_CANDIDATES];
+  size_t n = scan (&id, pids, N_ELEMENTS (pids));
+  if (n > N_ELEMENTS (pids))
+    n = N_ELEMENTS (pids);
+  /* A userns-mode job's PID 1 is enter-devroot's own init: name what the user started. */
+  for (size_t i = 0; i < n; i++)
+    {
+      cleanup_free char *comm = inuse_command (pids[i]);
+      if (strcmp (comm, PROGRAM_NAME) != 0)
+        return pids[i];
+    }
+  return n > 0 ? pids[0] : 0;
 }
 
 static int

@@ -7,6 +7,9 @@
 /* One process inside ROOT, or 0 when none is. */
 pid_t inuse_find (const char *root);
 
+/* The parent of PID, from /proc/PID/status; 0 when unknown. */
+pid_t inuse_parent_of (pid_t pid);
+
 /* PID's command name (/proc/PID/comm), "?" when unknown; the caller frees it. */
 char *inuse_command (pid_t pid);
 

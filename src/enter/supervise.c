@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/inuse.h"
 #include "common/util.h"
 #include "enter/supervise.h"
 
@@ -70,27 +71,6 @@ now_seconds (void)
   return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
-/* The parent pid in /proc/PID/stat: the field after the command name, which may itself
- * hold spaces and parentheses (hence the last ')'). -1 when unreadable. */
-static pid_t
-parent_of (pid_t pid)
-{
-  char path[64], buf[512];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  cleanup_fd int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  ssize_t n = read (fd, buf, sizeof buf - 1);
-  if (n <= 0)
-    return -1;
-  buf[n] = '\0';
-  char *paren = strrchr (buf, ')');
-  int ppid;
-  if (paren == NULL || sscanf (paren + 1, " %*c %d", &ppid) != 1)
-    return -1;
-  return (pid_t) ppid;
-}
-
 /* SIGKILL every process whose parent is us; how many were found. */
 static int
 kill_children (void)
@@ -107,7 +87,7 @@ kill_children (void)
     {
       char *end;
       long pid = strtol (de->d_name, &end, 10);
-      if (*end != '\0' || pid <= 0 || parent_of ((pid_t) pid) != self)
+      if (*end != '\0' || pid <= 0 || inuse_parent_of ((pid_t) pid) != self)
         continue;
       kill ((pid_t) pid, SIGKILL);
       found++;

@@ -14,21 +14,35 @@ teardown() {
 	edr_teardown
 }
 
-# start_inside NAME CMD...: run CMD in devroot NAME in the background; sets PID once the
-# command runs inside (enter-devroot execs it: same PID, its comm becomes the command's).
+# command_below PID: the first process below PID that is not enter-devroot (run's
+# supervisor and, in userns mode, the job's PID 1 are), i.e. the command.
+command_below() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		if [[ $(cat "/proc/$c/comm" 2>/dev/null) != enter-devroot ]]; then
+			echo "$c"
+			return 0
+		fi
+		command_below "$c" && return 0
+	done
+	return 1
+}
+
+# start_inside NAME CMD...: run CMD in devroot NAME in the background; sets PID, the
+# command's, once it runs inside.
 start_inside() {
 	local name=$1
 	shift
 	"$EDR_BIN" run "$name" -- "$@" >/dev/null 2>&1 3>&- &
-	PID=$!
-	bg_pids+=("$PID")
+	bg_pids+=($!)
 	local i
+	PID=
 	for i in $(seq 500); do
-		[[ $(cat "/proc/$PID/comm" 2>/dev/null) == enter-devroot ]] || break
+		PID=$(command_below "$!") && break
 		sleep 0.01
 	done
-	[[ -d /proc/$PID && $(cat "/proc/$PID/comm") != enter-devroot ]] ||
-		fail "the command did not start inside $name"
+	[[ -n $PID ]] || fail "the command did not start inside $name"
+	bg_pids+=("$PID")
 }
 
 # gone PID: PID exits (or is a zombie) within 10 s.
