@@ -189,6 +189,7 @@ teardown() { fetch_teardown; }
 
 	edr_run create s --from "$url" --insecure-http
 	kill "$(cat "$S/slow.pid")"
+	rm -f "$S/slow.pid"
 	assert_status 0
 	assert_cached "$BASE_HEX"
 	assert_no_partials
