@@ -246,7 +246,12 @@ if [ "$MODE" = unpatched ]; then
 fi
 step "building the chroot selftests"
 if [ -d "$WT/tools/testing/selftests/chroot" ]; then
+	# They use this kernel's UAPI (io_uring opcodes newer than the host's).
+	"${MK[@]}" headers >> "$LOG" 2>&1
+	# Debian installs bpftool in /usr/sbin, not always in a user's PATH.
 	make -C "$WT/tools/testing/selftests/chroot" \
+		KHDR_INCLUDES="-isystem $OBJ/usr/include" \
+		BPFTOOL="$(command -v bpftool || echo /usr/sbin/bpftool)" \
 		OUTPUT="$OUT/selftests" >> "$LOG" 2>&1
 else
 	echo "kernel: no tools/testing/selftests/chroot in the series" >&2

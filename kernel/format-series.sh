@@ -2,7 +2,7 @@
 # Regenerate kernel/patches from a development tree whose branch holds the
 # series on top of `pristine` (see kernel/README.md), fill the cover letter
 # from kernel/cover-letter.txt (first line: subject; the rest: text) and
-# rewrite kernel/patches/series.
+# rewrite kernel/patches/series.  The series is sent as v$VERSION.
 #
 # Usage: kernel/format-series.sh DEV_TREE
 set -euo pipefail
@@ -11,15 +11,20 @@ KDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ $# -eq 1 ] || { echo "usage: $0 DEV_TREE" >&2; exit 1; }
 DEV=$1
 COVER=$KDIR/cover-letter.txt
+VERSION=6
+# The lists every patch goes to; people are Cc'd in the patches themselves.
+LISTS=(--to=linux-fsdevel@vger.kernel.org --cc=linux-api@vger.kernel.org
+	--cc=linux-security-module@vger.kernel.org --cc=linux-man@vger.kernel.org
+	--cc=linux-kernel@vger.kernel.org)
 [ -d "$DEV" ] || { echo "enter-devroot: $DEV: no such directory" >&2; exit 1; }
 git -C "$DEV" rev-parse -q --verify pristine >/dev/null ||
 	{ echo "enter-devroot: $DEV: no pristine branch" >&2; exit 1; }
 
 rm -f "$KDIR"/patches/*.patch
-git -C "$DEV" format-patch -q --cover-letter -v1 --base=pristine \
+git -C "$DEV" format-patch -q --cover-letter -v"$VERSION" --base=pristine "${LISTS[@]}" \
 	-o "$KDIR/patches" pristine..HEAD
 
-letter=$(ls "$KDIR"/patches/v1-0000-cover-letter.patch)
+letter=$KDIR/patches/v$VERSION-0000-cover-letter.patch
 body=$(mktemp)
 trap 'rm -f "$body"' EXIT
 tail -n +3 "$COVER" > "$body"
@@ -39,5 +44,5 @@ awk -v subject="$subject" -v body="$body" '
 ' "$letter" > "$letter.new"
 mv "$letter.new" "$letter"
 
-(cd "$KDIR/patches" && ls v1-000[1-9]*.patch) > "$KDIR/patches/series"
+(cd "$KDIR/patches" && ls "v$VERSION"-000[1-9]*.patch) > "$KDIR/patches/series"
 echo "kernel/patches: $(wc -l < "$KDIR/patches/series") patches and a cover letter"
