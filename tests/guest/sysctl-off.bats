@@ -37,3 +37,11 @@ teardown() { guest_teardown; }
 	assert_line --regexp '^no_new_privs chroot \(mode chroot\) +refused: Operation not permitted$'
 	assert_line --regexp '^fs\.unprivileged_chroot +0$'
 }
+
+@test "sysctl off: coreutils chroot with no_new_privs fails with EPERM" {
+	run --separate-stderr setpriv --no-new-privs chroot "$DEV" /bin/sh -c 'echo entered'
+	assert_status 125
+	refute_output entered
+	[[ $stderr == *"Operation not permitted"* ]] || fail "chroot(1) did not report EPERM
+$(last_run)"
+}
