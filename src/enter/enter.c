@@ -2,7 +2,7 @@
  *
  *   1. refuse setuid/setgid execution (done first thing in main);
  *   2. close every fd above 2: a leaked directory fd is a way out of any chroot
- *      (runc CVE-2024-21626), and the patched kernel refuses chroot while one is open;
+ *      (runc CVE-2024-21626); the kernel does not check for one;
  *   3. PR_SET_NO_NEW_PRIVS: nothing run inside can gain privilege through setuid/setgid
  *      files or file capabilities planted in the root; the patched kernel requires it;
  *   4. unshare(CLONE_FS): the root and cwd we change are ours alone even if a library
@@ -13,7 +13,7 @@
  *   6. run --ephemeral: create the throwaway root through the store helper (ephemeral.c);
  *   7. open the root with O_PATH|O_NOFOLLOW, fchdir into it, close it: the working
  *      directory is inside the new root before it becomes the root, and no fd to a
- *      directory outside is open (both rules of the kernel patch); in chroot mode, first
+ *      directory outside is open (the kernel checks neither); in chroot mode, first
  *      copy the host's resolv.conf and hosts in where the root's own is missing, empty or
  *      our last copy (hostfiles.c);
  *   8. start the job, the signals the supervisor waits for blocked first (supervise.c):
