@@ -165,7 +165,7 @@ mkdir -p "$OUT/selftests" "$OBJ"
 : > "$LOG"
 # The shared worktree belongs to one package version: start over on a new one.
 if [ "$(cat "$WT.src" 2>/dev/null || true)" != "$SRC" ]; then
-	rm -rf "$WT" "$WT.src" "$OBJ"
+	rm -rf "$WT" "$WT.src" "$WT.built" "$OBJ"
 	mkdir -p "$OBJ"
 fi
 if [ ! -d "$WT" ]; then
@@ -177,6 +177,31 @@ reset_worktree() {
 	git -C "$WT" am --abort >> "$LOG" 2>&1 || true
 	git -C "$WT" checkout -q -f --detach pristine >> "$LOG" 2>&1
 	git -C "$WT" clean -q -ffdx >> "$LOG" 2>&1
+}
+# Resetting to pristine and applying the series again rewrites every file the
+# series touches, and make would then recompile everything that includes them
+# (the series changes include/linux/security.h: most of the kernel).  BUILT
+# names the commit the objects in OBJ were last built from, written only after
+# a successful bzImage: a file whose content is the same as then gets its mtime
+# back, so only what really changed is recompiled.
+BUILT=$WT.built
+declare -A KEEP_MTIME=()
+built_from=$(cat "$BUILT" 2>/dev/null || true)
+rm -f "$BUILT"
+if [ -n "$built_from" ] &&
+	git -C "$WT" cat-file -e "$built_from^{commit}" 2>/dev/null; then
+	while IFS= read -r f; do
+		[ -f "$WT/$f" ] && KEEP_MTIME[$f]=$(stat -c %Y "$WT/$f")
+	done < <(git -C "$WT" diff --name-only pristine "$built_from")
+fi
+restore_mtimes() {
+	local f
+	for f in "${!KEEP_MTIME[@]}"; do
+		[ -f "$WT/$f" ] &&
+			git -C "$WT" diff --quiet "$built_from" HEAD -- "$f" &&
+			touch -m -d "@${KEEP_MTIME[$f]}" "$WT/$f"
+	done
+	return 0
 }
 reset_worktree
 
@@ -200,6 +225,7 @@ if [ "$MODE" = patched ]; then
 else
 	echo "none (--unpatched: pristine $PKG $PKGVER)" > "$OUT/series-applied"
 fi
+restore_mtimes
 
 MK=(make -C "$WT" O="$OBJ" -j"$JOBS")
 step "configuring (tinyconfig + ${FRAGMENTS[*]##*/})"
@@ -237,6 +263,7 @@ step "building bzImage with make -j$JOBS (log: $LOG)"
 start=$SECONDS
 "${MK[@]}" bzImage >> "$LOG" 2>&1
 echo "bzImage built in $((SECONDS - start)) s" >> "$LOG"
+git -C "$WT" rev-parse HEAD > "$BUILT"
 
 # The selftests are userspace: in --unpatched mode they still come from the
 # series, so the same tests can prove that the pristine kernel fails them.
