@@ -39,7 +39,7 @@ teardown() {
 	need_probe
 	# busybox sh opens /dev/null for a background job; chroot mode has no /dev.
 	: > "$DEV/dev/null"
-	edr_run run dev -- sh -c '/edr-probe daemon > /tmp/d.out & while ! grep -q ready /tmp/d.out; do sleep 0.1; done; exit 3'
+	edr_run run dev -- sh -c '/edr-probe daemon "$1" > /tmp/d.out & while ! grep -q ready /tmp/d.out; do sleep 0.1; done; exit 3' sh "$JOB_TOKEN"
 	rm -f "$DEV/dev/null"
 	assert_status 3
 	assert_equal "$(job_processes)" ""

@@ -103,7 +103,7 @@ teardown() {
 @test "cancel: when the command exits, what it left running is killed" {
 	need_probe
 	install_probe r
-	edr_run run r -- sh -c '/edr-probe daemon > /dev/null & sleep 0.5; exit 3'
+	edr_run run r -- sh -c '/edr-probe daemon "$1" > /dev/null & sleep 0.5; exit 3' sh "$JOB_TOKEN"
 	assert_status 3
 	assert_equal "$(job_processes)" ""
 }

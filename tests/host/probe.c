@@ -15,7 +15,7 @@
  *                             climb, and look for PATH (Jann Horn's objection,
  *                             runc CVE-2024-21626); print "escaped via fd N" or
  *                             "contained"
- *   edr-probe daemon [stubborn]  start a daemon the way a careless CI job does
+ *   edr-probe daemon [stubborn] [TOKEN]  start a daemon the way a careless CI job does
  *                             (fork, setsid, fork again) that ignores SIGTERM,
  *                             print "ready" once it runs, then wait for a
  *                             signal (ignoring SIGTERM too with "stubborn");

@@ -2,9 +2,15 @@
 # probe's daemon (tests/host/probe.c: setsid, double fork, SIGTERM ignored) run through
 # enter-devroot in the background, and a bounded wait for it. Load with `load ../lib/jobs`.
 # Needs EDR_BIN and T; the root must hold the probe as /edr-probe.
+#
+# Every test run shares the test user, and other runs may be cancelling jobs of their own
+# at the same time: a daemon is found by the token JOB_TOKEN, unique to this test, which
+# it carries as an argument (the probe ignores it).
+JOB_TOKEN=edr-job-$$-$RANDOM-${BATS_TEST_NUMBER:-0}
 
-# job_processes: the pids of ours still running the probe's daemon.
-job_processes() { pgrep -u "$(id -u)" -f "edr-probe daemon" || true; }
+# job_processes: the pids of this test's probe daemons still running (the probe's own
+# command line, not enter-devroot's, which names it too).
+job_processes() { pgrep -u "$(id -u)" -f "^/edr-probe daemon .*$JOB_TOKEN" || true; }
 
 # kill_job_processes: SIGKILL them (teardown: a failed test must not leave them).
 kill_job_processes() {
@@ -18,7 +24,7 @@ start_daemon_job() {
 	local root=$1 mode= i
 	shift
 	[[ ${1:-} == stubborn ]] && { mode=stubborn; shift; }
-	"$EDR_BIN" run "$@" "$root" -- /edr-probe daemon $mode > "$T/job.out" 2> "$T/job.err" &
+	"$EDR_BIN" run "$@" "$root" -- /edr-probe daemon $mode "$JOB_TOKEN" > "$T/job.out" 2> "$T/job.err" &
 	JOB=$!
 	for i in $(seq 300); do
 		grep -q ready "$T/job.out" 2>/dev/null && return 0
