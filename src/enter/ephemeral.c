@@ -78,11 +78,17 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
 {
   store_paths_from_env (&e->paths);
   store_prepare (&e->paths);
-  e->name = random_name ();
+  /* In a Slurm job step the name is the step's on this node, and every task of it holds
+   * the run lock shared: a reaper (which takes it exclusively) waits for the last. */
+  e->shared = step_share_from_env (&e->share);
+  e->name = e->shared ? xstrdup (e->share.name) : random_name ();
   cleanup_free char *lock = paths_run_lock (&e->paths, e->name);
-  e->run_lock = open (lock, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (e->run_lock < 0 || flock (e->run_lock, LOCK_EX) < 0)
+  e->run_lock = open (lock, O_RDWR | O_CREAT | (e->shared ? 0 : O_EXCL) | O_NOFOLLOW | O_CLOEXEC,
+                      0600);
+  if (e->run_lock < 0 || flock (e->run_lock, e->shared ? LOCK_SH : LOCK_EX) < 0)
     die_with_error ("run --ephemeral: cannot take the lock %s", lock);
+  if (e->shared && !step_share_join (&e->paths, &e->share))
+    return; /* an earlier task of the step made it */
 
   cleanup_strv char **argv = create_argv (cli, e->name);
   fflush (NULL);
@@ -97,7 +103,10 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
   struct supervise_opts opts = { .escalate = true };
   struct job_end end;
   supervise (pid, &opts, &end);
-  if (WIFEXITED (end.status) && WEXITSTATUS (end.status) == 0)
+  bool ok = WIFEXITED (end.status) && WEXITSTATUS (end.status) == 0;
+  if (e->shared)
+    step_share_created (&e->share, ok);
+  if (ok)
     return;
   /* Killed after its rename into place, the helper leaves a root: ours to remove. */
   ephemeral_remove (e);
@@ -107,7 +116,10 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
 void
 ephemeral_remove (struct ephemeral *e)
 {
-  remove_ephemeral (&e->paths, e->name);
+  if (!e->shared || step_share_leave (&e->share))
+    remove_ephemeral (&e->paths, e->name);
+  if (e->shared)
+    step_share_clear (&e->share);
   close (e->run_lock);
   e->run_lock = -1;
   free (e->name);

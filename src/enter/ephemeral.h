@@ -3,12 +3,16 @@
 
 #include "common/cli.h"
 #include "common/paths.h"
+#include "enter/slurmstep.h"
 
 struct ephemeral
 {
   struct store_paths paths;
-  char *name;   /* EPHEMERAL_PREFIX and 16 random hex digits */
-  int run_lock; /* held from before the root exists until after it is gone */
+  char *name;   /* EPHEMERAL_PREFIX and 16 random hex digits, or the Slurm step's name */
+  int run_lock; /* held from before the root exists until after it is gone (shared by the
+                 * tasks of a Slurm step on a node, each holding it) */
+  bool shared;  /* a task of a Slurm job step: the node's tasks share the root (slurmstep.h) */
+  struct step_share share;
 };
 
 /* Take the run lock of a new unique name, then have the store helper create the root from

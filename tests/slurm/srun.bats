@@ -50,3 +50,33 @@ EOS
 	run cat "$T/batch.out"
 	assert_output "$MINIMAL"
 }
+
+@test "srun: run --ephemeral: a step's tasks on a node share one root, made once per node, gone at the end" {
+	run --separate-stderr srun_ -N2 -n4 --ntasks-per-node=2 \
+		enter-devroot run --ephemeral --from "$EDR_TEMPLATE" -- \
+		/bin/sh -c 'me=$$.$(cat /proc/sys/kernel/random/uuid 2>/dev/null || echo x); : >"/tmp/task.$me"; sleep 2; echo "$(ls -di / | cut -d" " -f1) $(ls /tmp | grep -c "^task\.")"'
+	assert_success
+	[[ ${#lines[@]} -eq 4 ]] || fail "expected 4 lines
+$(last_run)"
+	# Two roots (one per node), each holding the files of its node's two tasks.
+	[[ $(cut -d' ' -f1 <<<"$output" | sort -u | wc -l) -eq 2 ]] || fail "not one root per node
+$(last_run)"
+	[[ $(cut -d' ' -f2 <<<"$output" | sort -u) == 2 ]] || fail "a node's tasks do not share the root
+$(last_run)"
+	[[ -z $(ls -A "$XDG_DATA_HOME/enter-devroot/roots") ]] || fail "roots left: $(ls -A "$XDG_DATA_HOME/enter-devroot/roots")"
+	[[ -z $(ls "$XDG_DATA_HOME/enter-devroot/locks" | grep '\.step$') ]] || fail "step state left"
+}
+
+@test "srun: run --ephemeral: a root that cannot be made fails every task of the node, once each" {
+	echo "not an archive" >"$T/bad.tar.gz"
+	run --separate-stderr srun_ -N1 -n2 enter-devroot run --ephemeral --from "$T/bad.tar.gz" -- /bin/sh -c ": >$T/ran"
+	assert_status 125
+	[[ $stderr == *"bad.tar.gz"* ]] || fail "no error naming the archive
+$(last_run)"
+	[[ $stderr == *"the root of this job step on this node could not be created"* ]] ||
+		fail "the second task did not learn of the first one's failure
+$(last_run)"
+	[[ ! -e $T/ran ]] || fail "the command ran"
+	[[ -z $(ls -A "$XDG_DATA_HOME/enter-devroot/roots") ]] || fail "roots left"
+	[[ -z $(ls "$XDG_DATA_HOME/enter-devroot/locks" | grep '\.step$') ]] || fail "step state left"
+}

@@ -1,0 +1,212 @@
+/* The tasks of a Slurm job step on one node sharing one throwaway root (slurmstep.h).
+ *
+ * srun gives every task the job and step ids, the node's name and index, and how many of
+ * the step's tasks each node runs. The root's name is made of them, so every task of the
+ * step on a node finds the same one; a file in the store's locks directory,
+ * locks/NAME.step, counts the tasks that joined and left under flock(). Counting, rather
+ * than "whoever is alone removes it", is what keeps a task that ends early from removing
+ * the root under a task that has not started yet. A task killed with SIGKILL never
+ * leaves: its root stays until every task's run lock is free, and then the next create or
+ * doctor reaps it like any abandoned throwaway root. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "common/roots.h"
+#include "common/util.h"
+#include "enter/slurmstep.h"
+
+/* The step state file: three counters, never longer than this. */
+#define STATE_MAX_BYTES 64
+/* The node name's share of a root name (NAME_MAX_LEN is 64 in all). */
+#define NODE_PART_MAX 20
+
+struct step_state
+{
+  unsigned joined, left, failed;
+};
+
+static bool
+parse_uint (const char *s, const char **end, unsigned *out)
+{
+  char *e;
+  if (s == NULL || *s < '0' || *s > '9')
+    return false;
+  errno = 0;
+  unsigned long v = strtoul (s, &e, 10);
+  if (errno != 0 || v > 1000000)
+    return false;
+  *out = (unsigned) v;
+  *end = e;
+  return true;
+}
+
+int
+step_tasks_on_node (const char *list, unsigned index, unsigned *out)
+{
+  const char *p = list;
+  unsigned seen = 0, found = 0;
+  /* The whole list is checked, not only up to INDEX: a malformed one is not trusted. */
+  while (p != NULL && *p != '\0')
+    {
+      unsigned tasks, repeat = 1;
+      if (!parse_uint (p, &p, &tasks) || tasks == 0)
+        return -1;
+      if (strncmp (p, "(x", 2) == 0)
+        {
+          if (!parse_uint (p + 2, &p, &repeat) || *p != ')' || repeat == 0)
+            return -1;
+          p++;
+        }
+      if (found == 0 && index < seen + repeat)
+        found = tasks;
+      seen += repeat;
+      if (*p == ',' && p[1] != '\0')
+        p++;
+      else if (*p != '\0')
+        return -1;
+    }
+  if (found == 0)
+    return -1;
+  *out = found;
+  return 0;
+}
+
+bool
+step_share_from_env (struct step_share *s)
+{
+  const char *job = getenv ("SLURM_JOB_ID"), *step = getenv ("SLURM_STEP_ID");
+  const char *node = getenv ("SLURMD_NODENAME"), *tasks = getenv ("SLURM_STEP_TASKS_PER_NODE");
+  const char *index_s = getenv ("SLURM_NODEID"), *end;
+  unsigned job_id, step_id, index;
+  if (job == NULL || step == NULL || node == NULL || tasks == NULL || index_s == NULL
+      || !parse_uint (job, &end, &job_id) || *end != '\0' || !parse_uint (index_s, &end, &index)
+      || *end != '\0' || step_tasks_on_node (tasks, index, &s->local_tasks) < 0)
+    return false;
+  /* The step id of a batch script or interactive step is a word, not a number. */
+  if (!parse_uint (step, &end, &step_id) || *end != '\0')
+    return false;
+  char node_part[NODE_PART_MAX + 1];
+  size_t i = 0;
+  for (; node[i] != '\0' && i < NODE_PART_MAX; i++)
+    {
+      char c = node[i];
+      bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                || c == '-' || c == '_';
+      node_part[i] = ok ? c : '_';
+    }
+  node_part[i] = '\0';
+  s->name = xasprintf (EPHEMERAL_PREFIX "slurm-%u.%u.%s", job_id, step_id, node_part);
+  s->state_path = NULL;
+  s->state_fd = -1;
+  return true;
+}
+
+static void
+state_read (const struct step_share *s, struct step_state *st)
+{
+  char buf[STATE_MAX_BYTES + 1];
+  ssize_t n = pread (s->state_fd, buf, STATE_MAX_BYTES, 0);
+  if (n < 0)
+    die_with_error ("cannot read %s", s->state_path);
+  buf[n] = '\0';
+  *st = (struct step_state) { 0 };
+  if (n > 0 && sscanf (buf, "%u %u %u", &st->joined, &st->left, &st->failed) != 3)
+    die ("%s: malformed (expected three counters)", s->state_path);
+}
+
+static void
+state_write (const struct step_share *s, const struct step_state *st)
+{
+  char buf[STATE_MAX_BYTES];
+  int n = snprintf (buf, sizeof buf, "%u %u %u\n", st->joined, st->left, st->failed);
+  if (ftruncate (s->state_fd, 0) < 0 || pwrite (s->state_fd, buf, (size_t) n, 0) != n)
+    die_with_error ("cannot write %s", s->state_path);
+}
+
+static void
+state_lock (struct step_share *s)
+{
+  while (flock (s->state_fd, LOCK_EX) < 0)
+    if (errno != EINTR)
+      die_with_error ("cannot lock %s", s->state_path);
+}
+
+static void
+state_unlock (struct step_share *s)
+{
+  flock (s->state_fd, LOCK_UN);
+}
+
+bool
+step_share_join (const struct store_paths *p, struct step_share *s)
+{
+  s->state_path = xasprintf ("%s/%s.step", p->locks, s->name);
+  s->state_fd = open (s->state_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (s->state_fd < 0)
+    die_with_error ("cannot open %s", s->state_path);
+  state_lock (s);
+  struct step_state st;
+  state_read (s, &st);
+  if (st.failed > 0)
+    {
+      /* Counted as come and gone, so that the last task still removes the state file. */
+      st.joined++;
+      st.left++;
+      if (st.left >= s->local_tasks)
+        unlink (s->state_path);
+      else
+        state_write (s, &st);
+      die ("run --ephemeral: the root of this job step on this node could not be created (the "
+           "task that tried said why)");
+    }
+  bool first = st.joined == 0;
+  st.joined++;
+  state_write (s, &st);
+  if (!first)
+    state_unlock (s);
+  return first;
+}
+
+void
+step_share_created (struct step_share *s, bool ok)
+{
+  if (!ok)
+    {
+      struct step_state st;
+      state_read (s, &st);
+      st.failed = 1;
+      state_write (s, &st);
+    }
+  state_unlock (s);
+}
+
+bool
+step_share_leave (struct step_share *s)
+{
+  state_lock (s);
+  struct step_state st;
+  state_read (s, &st);
+  st.left++;
+  bool last = st.left >= s->local_tasks;
+  if (last)
+    unlink (s->state_path);
+  else
+    state_write (s, &st);
+  state_unlock (s);
+  return last;
+}
+
+void
+step_share_clear (struct step_share *s)
+{
+  if (s->state_fd >= 0)
+    close (s->state_fd);
+  free (s->name);
+  free (s->state_path);
+  *s = (struct step_share) { .state_fd = -1 };
+}

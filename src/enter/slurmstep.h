@@ -1,0 +1,37 @@
+/* run --ephemeral inside a Slurm job step: the step's tasks on one node share one throwaway
+ * root. The first of them to start creates it while the others wait on the step's lock;
+ * the last of them to leave removes it. No plugin and no admin: everything comes from the
+ * variables srun gives each task, and lives in the user's store. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "common/paths.h"
+
+struct step_share
+{
+  char *name;           /* EPHEMERAL_PREFIX "slurm-JOB.STEP.NODE" */
+  unsigned local_tasks; /* how many of the step's tasks run on this node */
+  char *state_path;     /* locks/NAME.step: "joined left failed" */
+  int state_fd;         /* flock()ed while the state is read or changed */
+};
+
+/* Parse SLURM_STEP_TASKS_PER_NODE ("2(x3),1": two tasks on each of three nodes, then one)
+ * for the node at INDEX of the step. -1 when malformed or too short. Pure, for the tests. */
+int step_tasks_on_node (const char *list, unsigned index, unsigned *out);
+
+/* Whether this process is a task of a Slurm job step (SLURM_JOB_ID, SLURM_STEP_ID,
+ * SLURM_NODEID, SLURMD_NODENAME and SLURM_STEP_TASKS_PER_NODE, all well-formed); if so,
+ * fill S's name and task count. */
+bool step_share_from_env (struct step_share *s);
+
+/* Join the step's root under the step's lock. True: the root is not there yet and the
+ * caller must create it, then call step_share_created() (the lock is held until then,
+ * so the step's other tasks wait). False: it is there, made by an earlier task. Dies when
+ * an earlier task failed to create it (its own error line says why). */
+bool step_share_join (const struct store_paths *p, struct step_share *s);
+void step_share_created (struct step_share *s, bool ok);
+
+/* Leave; true when the caller is the last of the node's tasks, which removes the root. */
+bool step_share_leave (struct step_share *s);
+void step_share_clear (struct step_share *s);
