@@ -16,6 +16,8 @@
 struct devroot_request request;
 struct devroot_config config;
 
+/* A --devroot-mounts item, and the --bind argument made of it. */
+#define MOUNT_SPEC_MAX 8192
 /* A --devroot-name NAME: what fits in a root name beside the job id and the host. */
 #define USER_NAME_MAX 24
 /* The host's part of a named root's name. */
@@ -28,6 +30,7 @@ enum option_id
   OPT_WORKDIR,
   OPT_ENV,
   OPT_SAVE,
+  OPT_MOUNTS,
   OPT_ROOT,
   OPT_ENTRYPOINT,
 };
@@ -57,6 +60,9 @@ static const struct option_row rows[] = {
   { OPT_SAVE, "devroot-save", "container-save", "DEVROOT_SAVE", "PYXIS_CONTAINER_SAVE",
     "FILE", "when the step ends, export the devroot to FILE (an absolute path; .tar.zst, "
     ".tar.gz, .tar.xz or .tar); a directory or a file that is not an archive is refused" },
+  { OPT_MOUNTS, "devroot-mounts", "container-mounts", "DEVROOT_MOUNTS",
+    "PYXIS_CONTAINER_MOUNTS", "SRC[:DST[:ro]],...", "bind host directories into the devroot "
+    "(\\, is a comma within a path; a relative SRC is the working directory's)" },
   { OPT_ROOT, "devroot-root", "container-remap-root", "DEVROOT_ROOT",
     "PYXIS_CONTAINER_REMAP_ROOT", NULL,
     "look like root inside the devroot, for package managers (enter-devroot run --root)" },
@@ -172,6 +178,17 @@ set_option (enum option_id id, const char *value, const char *from)
         }
       slot = &request.env;
       break;
+    case OPT_MOUNTS:
+      {
+        const char *why = "empty";
+        if (value == NULL || value[0] == '\0' || mounts_parse (value, "/", NULL, NULL, &why) < 0)
+          {
+            slurm_error ("%s: %s '%s': %s", PLUGIN_NAME, from, value != NULL ? value : "", why);
+            return -1;
+          }
+        slot = &request.mounts;
+        break;
+      }
     case OPT_ROOT:
     case OPT_ENTRYPOINT:
       *(id == OPT_ROOT ? &request.root : &request.entrypoint)
@@ -255,6 +272,7 @@ option_given (enum option_id id)
     case OPT_WORKDIR: return request.workdir != NULL;
     case OPT_ENV: return request.env != NULL;
     case OPT_SAVE: return request.save != NULL;
+    case OPT_MOUNTS: return request.mounts != NULL;
     case OPT_ROOT: return request.root;
     case OPT_ENTRYPOINT: return request.entrypoint;
     }
@@ -287,6 +305,7 @@ config_parse (int ac, char **av)
                     runtime_key[] = "runtime_path=";
   config.enter_devroot = ENTER_DEVROOT_BIN;
   config.runtime_path = "/run/enter-devroot";
+  config.workdir_submit = true;
   for (int i = 0; i < ac; i++)
     {
       if (strncmp (av[i], bin_key, sizeof bin_key - 1) == 0 && av[i][sizeof bin_key - 1] == '/')
@@ -294,12 +313,16 @@ config_parse (int ac, char **av)
       else if (strncmp (av[i], runtime_key, sizeof runtime_key - 1) == 0
                && av[i][sizeof runtime_key - 1] == '/')
         config.runtime_path = av[i] + sizeof runtime_key - 1;
+      else if (strcmp (av[i], "default_workdir=submit") == 0
+               || strcmp (av[i], "default_workdir=root") == 0)
+        config.workdir_submit = strcmp (av[i], "default_workdir=submit") == 0;
       else if (strcmp (av[i], "pyxis_compat=1") == 0 || strcmp (av[i], "pyxis_compat=0") == 0)
         config.pyxis_compat = av[i][sizeof compat_key - 1] == '1';
       else
         {
           slurm_error ("%s: plugstack.conf: unknown argument '%s' (enter_devroot=/ABSOLUTE/PATH, "
-                       "pyxis_compat=0|1, runtime_path=/ABSOLUTE/DIR)", PLUGIN_NAME, av[i]);
+                       "pyxis_compat=0|1, runtime_path=/ABSOLUTE/DIR, default_workdir=submit|root)",
+                       PLUGIN_NAME, av[i]);
           return -1;
         }
     }
@@ -365,6 +388,72 @@ record_path (spank_t sp, char *buf, size_t size)
     return -1;
   int n = snprintf (buf, size, "%s/%u", config.runtime_path, job);
   return n > 0 && (size_t) n < size ? 0 : -1;
+}
+
+/* A --devroot-mounts item, unescaped, as enter-devroot's "SRC:DST[:ro]". */
+static int
+mount_item (char *item, const char *cwd, void (*each) (const char *, void *), void *arg,
+            const char **why)
+{
+  char *dst = strchr (item, ':'), *flags = NULL;
+  if (dst != NULL)
+    {
+      *dst++ = '\0';
+      flags = strchr (dst, ':');
+      if (flags != NULL)
+        *flags++ = '\0';
+    }
+  if (item[0] == '\0')
+    *why = "an empty SRC";
+  else if (dst != NULL && dst[0] != '/')
+    *why = "DST is not an absolute path";
+  else if (flags != NULL && strcmp (flags, "ro") != 0)
+    *why = "the only flag is ro";
+  else
+    {
+      char src[MOUNT_SPEC_MAX], spec[MOUNT_SPEC_MAX];
+      int m = item[0] == '/' ? snprintf (src, sizeof src, "%s", item)
+                             : snprintf (src, sizeof src, "%s/%s", cwd, item);
+      int n = snprintf (spec, sizeof spec, "%s:%s%s", src, dst != NULL ? dst : src,
+                        flags != NULL ? ":ro" : "");
+      if (m > 0 && (size_t) m < sizeof src && n > 0 && (size_t) n < sizeof spec)
+        {
+          if (each != NULL)
+            each (spec, arg);
+          return 0;
+        }
+      *why = "too long";
+    }
+  return -1;
+}
+
+int
+mounts_parse (const char *value, const char *cwd, void (*each) (const char *, void *),
+              void *arg, const char **why)
+{
+  char item[MOUNT_SPEC_MAX];
+  size_t n = 0;
+  for (const char *p = value;; p++)
+    {
+      if (*p == '\\' && (p[1] == ',' || p[1] == '\\'))
+        p++;
+      else if (*p == ',' || *p == '\0')
+        {
+          item[n] = '\0';
+          if (mount_item (item, cwd, each, arg, why) < 0)
+            return -1;
+          if (*p == '\0')
+            return 0;
+          n = 0;
+          continue;
+        }
+      if (n + 1 >= sizeof item)
+        {
+          *why = "too long";
+          return -1;
+        }
+      item[n++] = *p;
+    }
 }
 
 bool

@@ -42,6 +42,7 @@ struct devroot_request
   char *workdir; /* --devroot-workdir */
   char *env;     /* --devroot-env: NAME,NAME,... passed into the root */
   char *save;    /* --devroot-save: FILE the root is exported to when the step ends */
+  char *mounts;  /* --devroot-mounts: SRC[:DST[:ro]],... as given (mounts_parse) */
   bool root;     /* --devroot-root: root emulation (run --root) */
   bool entrypoint; /* --devroot-entrypoint: the OCI image's Entrypoint runs the command */
 };
@@ -51,6 +52,8 @@ struct devroot_config
   const char *enter_devroot; /* enter_devroot=PATH: the binary; default the installed one */
   bool pyxis_compat;   /* pyxis_compat=1: pyxis's option names instead of ours */
   const char *runtime_path; /* runtime_path=DIR: root's own records of the jobs' named roots */
+  bool workdir_submit; /* default_workdir=submit (the default): start where the job was
+                        * submitted, bound at the same path; =root: where run starts */
 };
 
 extern struct devroot_request request;
@@ -70,6 +73,12 @@ int root_name (spank_t sp, char name[ROOT_NAME_MAX + 1]);
 /* Whether the step's root may be saved to request.save: -1 with one line on stderr when
  * it is a directory, or a file that is not an archive (never overwrite what is not ours). */
 int save_target_check (void);
+/* Split a --devroot-mounts value into enter-devroot --bind arguments "SRC:DST[:ro]": items
+ * separated by ',' ("\," is a comma and "\\" a backslash within one); DST defaults to SRC;
+ * the only flag is ro; a relative SRC is made absolute against CWD. Calls EACH (when not
+ * NULL) with every item; -1 with *WHY (static text) on a malformed one. */
+int mounts_parse (const char *value, const char *cwd, void (*each) (const char *bind, void *arg),
+                  void *arg, const char **why);
 /* Whether IMAGE names a template of the catalogue rather than a file or URL. */
 bool image_is_template (const char *image);
 

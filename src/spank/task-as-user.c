@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +219,52 @@ script_on_stdin (const char *script, char interp[SHEBANG_MAX])
   return 0;
 }
 
+/* The --bind arguments of the step, collected by mounts_parse. */
+struct binds
+{
+  char **specs;
+  size_t n, max;
+};
+
+static void
+add_bind (const char *spec, void *arg)
+{
+  struct binds *b = arg;
+  if (b->n < b->max)
+    b->specs[b->n++] = strdup (spec);
+}
+
+/* --devroot-mounts, and the working directory bound at the same path unless
+ * --devroot-workdir or default_workdir=root says otherwise; -1 with one line. */
+static int
+collect_binds (const char *cwd, struct binds *b)
+{
+  size_t items = 2; /* the working directory's, and the last item */
+  for (const char *p = request.mounts; p != NULL && *p != '\0'; p++)
+    items += *p == ',';
+  b->specs = calloc (items, sizeof *b->specs);
+  b->max = items;
+  b->n = 0;
+  const char *why;
+  if (b->specs == NULL)
+    return -1;
+  if (request.mounts != NULL && mounts_parse (request.mounts, cwd, add_bind, b, &why) < 0)
+    {
+      fprintf (stderr, "%s: --devroot-mounts '%s': %s\n", PLUGIN_NAME, request.mounts, why);
+      return -1;
+    }
+  if (request.workdir == NULL && config.workdir_submit && strcmp (cwd, "/") != 0)
+    {
+      char spec[2 * PATH_MAX + 2];
+      snprintf (spec, sizeof spec, "%s:%s", cwd, cwd);
+      add_bind (spec, b);
+    }
+  for (size_t i = 0; i < b->n; i++)
+    if (b->specs[i] == NULL)
+      return -1;
+  return 0;
+}
+
 int
 task_init (spank_t sp)
 {
@@ -237,19 +284,34 @@ task_init (spank_t sp)
   if (prepare_root (env, name) < 0)
     return -1;
 
+  char cwd[PATH_MAX];
+  struct binds binds;
+  if (getcwd (cwd, sizeof cwd) == NULL)
+    snprintf (cwd, sizeof cwd, "/");
+  if (collect_binds (cwd, &binds) < 0)
+    return -1;
   size_t n_env = 0;
   for (char **e = env; *e != NULL; e++)
     n_env++;
-  const char **argv = calloc (RUN_FIXED_ARGS + 2 * n_env + (size_t) argc + 1, sizeof *argv);
+  const char **argv = calloc (RUN_FIXED_ARGS + 2 * (n_env + binds.n) + (size_t) argc + 1,
+                              sizeof *argv);
   if (argv == NULL)
     return -1;
   size_t i = 0;
   argv[i++] = "enter-devroot";
   argv[i++] = "run";
-  if (request.workdir != NULL)
+  const char *workdir = request.workdir;
+  if (workdir == NULL && config.workdir_submit && strcmp (cwd, "/") != 0)
+    workdir = cwd;
+  if (workdir != NULL)
     {
       argv[i++] = "--workdir";
-      argv[i++] = request.workdir;
+      argv[i++] = workdir;
+    }
+  for (size_t b = 0; b < binds.n; b++)
+    {
+      argv[i++] = "--bind";
+      argv[i++] = binds.specs[b];
     }
   if (request.root)
     argv[i++] = "--root";

@@ -56,7 +56,7 @@ $(last_run)"
 
 @test "spank: the tasks of a step on one node share its root; the other node has its own" {
 	run --separate-stderr srun_ -N2 -n4 --ntasks-per-node=2 --devroot-image="$EDR_TEMPLATE" \
-		/bin/sh -c 'echo "$SLURMD_NODENAME $(ls -di / | cut -d" " -f1) $(cat /proc/sys/kernel/random/boot_id 2>/dev/null | head -c0)"; : >"/tmp/$SLURM_PROCID"; sleep 1; ls /tmp | wc -l'
+		/bin/sh -c 'echo "$SLURMD_NODENAME $(ls -di / | cut -d" " -f1)"; : >"/tmp/task.$SLURM_PROCID"; sleep 1; ls /tmp | grep -c "^task\."'
 	assert_success
 	# Each task wrote one file in the root's /tmp: the two tasks of a node see both.
 	[[ $(grep -cx '2' <<<"$output") -eq 4 ]] || fail "tasks of a node do not share /tmp
@@ -305,4 +305,38 @@ made in [0-9]+$'
 		fail "a refused target changed"
 	[[ $(calls | grep -c ' export ') -eq 0 ]] || fail "export ran: $(calls)"
 	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
+}
+
+@test "spank: the tasks start in the submit directory, bound at the same path" {
+	mkdir -p "$T/work"
+	echo "from the host" >"$T/work/in"
+	cd "$T/work"
+	run --separate-stderr srun_ -N1 -n2 --devroot-image="$EDR_TEMPLATE" \
+		/bin/sh -c 'pwd; cat in; echo "task $SLURM_PROCID" >"out.$SLURM_PROCID"'
+	assert_success
+	assert_line "$T/work"
+	assert_line "from the host"
+	[[ $(cat "$T/work/out.0" "$T/work/out.1") == "task 0
+task 1" ]] || fail "the tasks' files are not on the host"
+}
+
+@test "spank: --devroot-mounts: a path with a space and an escaped comma, :ro refuses writes" {
+	mkdir -p "$T/a b,c" "$T/rw"
+	echo "spaced" >"$T/a b,c/x"
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" \
+		--devroot-mounts="$T/a b\\,c:/data:ro,$T/rw:/rw" \
+		/bin/sh -c 'cat /data/x; echo y >/rw/y; echo z >/data/z && echo wrote-ro || echo refused-ro'
+	assert_success
+	assert_line "spaced"
+	assert_line "refused-ro"
+	[[ $(cat "$T/rw/y") == y ]] || fail "the read-write mount was not written"
+	[[ ! -e "$T/a b,c/z" ]] || fail "the read-only mount was written"
+}
+
+@test "spank: a malformed --devroot-mounts fails srun, naming it" {
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" --devroot-mounts="/tmp:/x:rw+rprivate" /bin/true
+	[[ $status -ne 0 ]] || fail "srun succeeded"
+	[[ $stderr == *"--devroot-mounts '/tmp:/x:rw+rprivate': the only flag is ro"* ]] || fail "$(last_run)"
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" --devroot-mounts="/tmp:rel" /bin/true
+	[[ $stderr == *"DST is not an absolute path"* ]] || fail "$(last_run)"
 }
