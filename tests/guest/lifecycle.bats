@@ -60,20 +60,21 @@ PY
 	"$EDR_BIN" create busy || fail "create busy failed"
 	"$EDR_BIN" run busy --mode=chroot -- sleep 600 >/dev/null 2>&1 3>&- &
 	bg_pid=$!
-	local i
+	# run stays outside as the job's supervisor; the sleep is its child, in the root.
+	local i sleep_pid=
 	for i in $(seq 500); do
-		[[ $(cat "/proc/$bg_pid/comm" 2>/dev/null) == sleep ]] && break
+		sleep_pid=$(pgrep -P "$bg_pid" -x sleep) && break
 		sleep 0.02
 	done
-	assert_equal "$(cat "/proc/$bg_pid/comm")" sleep
+	[[ -n $sleep_pid ]] || fail "no sleep started below run ($bg_pid)"
 	edr_run remove busy
-	assert_edr_error 125 "'busy'" "process $bg_pid (sleep)"
+	assert_edr_error 125 "'busy'" "process $sleep_pid (sleep)"
 	[[ -d $XDG_DATA_HOME/enter-devroot/roots/busy/bin ]] || fail "the root was touched"
-	kill -0 "$bg_pid" || fail "the sleep was stopped"
+	kill -0 "$sleep_pid" || fail "the sleep was stopped"
 	edr_run remove --force busy
 	assert_status 0
 	local st=0
 	wait_exit "$bg_pid" || st=$?
-	assert_equal "$st" 143 # SIGTERM
+	assert_equal "$st" 143 # the command died of SIGTERM
 	[[ ! -e $XDG_DATA_HOME/enter-devroot/roots/busy ]] || fail "the root is still there"
 }
