@@ -41,7 +41,8 @@ struct command_info
   "  --timeout SECONDS stop the command after SECONDS: SIGTERM, then SIGKILL to every\n" \
   "                    process it started 5 seconds later; exit status 124\n" \
   "\n" \
-  "The environment keeps TERM, COLORTERM, LANG, LANGUAGE, LC_* and TZ from yours, and sets\n" \
+  "The environment keeps TERM, COLORTERM, LANG, LANGUAGE, LC_* and TZ from yours (and a\n" \
+  "Slurm job's SLURM_*, SLURMD_*, PMI_*, PMIX_*, OMPI_*), and sets\n" \
   "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin, HOME, USER, LOGNAME\n" \
   "and SHELL from the root's /etc/passwd, ENTER_DEVROOT_NAME and debian_chroot to the\n" \
   "devroot's name. Nothing else of yours passes through.\n"

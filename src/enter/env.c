@@ -5,6 +5,10 @@
 #include "enter/env.h"
 
 static const char *const passed_through[] = { "TERM", "COLORTERM", "LANG", "LANGUAGE", "TZ" };
+/* What a task of a Slurm job step, and an MPI library in it, read to know its place in the
+ * job (rank, node, step, the process manager's address): `srun enter-devroot run` would
+ * not work without them. The SPANK plugin passes the same prefixes. */
+static const char *const passed_prefixes[] = { "LC_", "SLURM_", "SLURMD_", "PMI_", "PMIX_", "OMPI_" };
 
 static bool
 key_matches (const char *kv, const char *key, size_t keylen)
@@ -15,8 +19,9 @@ key_matches (const char *kv, const char *key, size_t keylen)
 static bool
 is_passed_through (const char *kv)
 {
-  if (str_has_prefix (kv, "LC_"))
-    return true;
+  for (size_t i = 0; i < N_ELEMENTS (passed_prefixes); i++)
+    if (str_has_prefix (kv, passed_prefixes[i]))
+      return true;
   for (size_t i = 0; i < N_ELEMENTS (passed_through); i++)
     if (key_matches (kv, passed_through[i], strlen (passed_through[i])))
       return true;

@@ -1,0 +1,400 @@
+/* The namespaces a Slurm job step's tasks share on a node (stepns.h).
+ *
+ * A namespace lives as long as a process in it, and a PID namespace dies with its PID 1.
+ * So the first task to arrive starts a keeper: a process cloned into new user, mount and
+ * PID namespaces that builds the root's view there (what a task's own PID 1 would), drops
+ * its capabilities and then only reaps, as PID 1. Every task, the first included, has its
+ * job's child enter the keeper's namespaces through a pidfd (one setns(2), atomic) and
+ * chroot into the root again, then run the command as it would in namespaces of its own.
+ *
+ * Who ends the keeper: the state file, locks/ROOT@STEP.ns, names it by PID and start time
+ * (a PID alone could have been reused) and counts the tasks in its namespaces, under its
+ * own exclusive lock. The task that leaves last kills the keeper and waits until the PID
+ * namespace is gone (every process the step's tasks left in it included) before its run
+ * goes on to remove a throwaway root. A task killed with SIGKILL never leaves, so for that
+ * the keeper has a parent outside, the holder: each task holds locks/ROOT@STEP.nshold
+ * shared while it runs, the kernel drops the lock of a task however it dies, and the
+ * holder waits for that lock exclusively, then kills the keeper itself. A task that finds
+ * the keeper recorded gone starts a new one. The lock files are removed by whoever ends
+ * the keeper; a task that opened the state just before its removal sees that the path no
+ * longer names its file and opens it again. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/paths.h"
+#include "common/util.h"
+#include "enter/pidns.h"
+#include "enter/slurmstep.h"
+#include "enter/stepns.h"
+
+#define STATE_MAX_BYTES 64
+/* How long the last task waits for the PID namespace to empty after SIGKILL. */
+#define KEEPER_DEATH_WAIT_MS 10000
+/* The holder's pause before trying again when a task holds the state lock. */
+#define HOLDER_RETRY_US 20000
+/* The fds the holder keeps while it sets the keeper up. */
+#define HOLDER_PID_FD 3
+#define KEEPER_READY_FD 4
+
+static int
+sys_pidfd_open (pid_t pid)
+{
+  return (int) syscall (SYS_pidfd_open, pid, 0);
+}
+
+/* The start time of PID in clock ticks since boot (field 22 of /proc/PID/stat), 0 if gone. */
+static uint64_t
+start_time (pid_t pid)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  cleanup_free char *stat = read_first_line (path);
+  const char *p = stat != NULL ? strrchr (stat, ')') : NULL;
+  if (p == NULL)
+    return 0;
+  /* After the comm: state (field 3), then fields 4 to 21, then starttime. */
+  unsigned long long t = 0;
+  if (sscanf (p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+              "%*d %*d %llu", &t) != 1)
+    return 0;
+  return t;
+}
+
+/* Take an exclusive (or shared) lock on PATH's file, opening it again if the path was
+ * removed or replaced in between; the fd is returned. */
+static int
+lock_path (const char *path, int operation)
+{
+  for (;;)
+    {
+      int fd = open (path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0)
+        die_with_error ("cannot open %s", path);
+      while (flock (fd, operation) < 0)
+        if (errno != EINTR)
+          die_with_error ("cannot lock %s", path);
+      struct stat a, b;
+      if (fstat (fd, &a) == 0 && stat (path, &b) == 0 && a.st_dev == b.st_dev
+          && a.st_ino == b.st_ino)
+        return fd;
+      close (fd);
+    }
+}
+
+/* Remove PATH if it still names the file open at FD. */
+static void
+unlink_if_same (const char *path, int fd)
+{
+  struct stat a, b;
+  if (fstat (fd, &a) == 0 && stat (path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    unlink (path);
+}
+
+bool
+stepns_from_env (const char *root_name, struct stepns *ns)
+{
+  struct step_share s;
+  *ns = (struct stepns) { .state_fd = -1, .hold_fd = -1, .keeper_fd = -1 };
+  if (getenv ("ENTER_DEVROOT_STEP_PRIVATE") != NULL || !step_share_from_env (&s))
+    return false;
+  struct store_paths p;
+  store_paths_from_env (&p);
+  ns->state_path = xasprintf ("%s/%s@%s.ns", p.locks, root_name, s.name);
+  ns->hold_path = xasprintf ("%s/%s@%s.nshold", p.locks, root_name, s.name);
+  store_paths_clear (&p);
+  step_share_clear (&s);
+  return true;
+}
+
+/* The state: the keeper's PID and start time, and how many tasks are in its namespaces. */
+struct state
+{
+  int pid;
+  uint64_t started;
+  unsigned tasks;
+};
+
+static void
+state_read (const struct stepns *ns, struct state *st)
+{
+  char buf[STATE_MAX_BYTES + 1];
+  ssize_t n = pread (ns->state_fd, buf, STATE_MAX_BYTES, 0);
+  *st = (struct state) { 0 };
+  if (n < 0)
+    die_with_error ("cannot read %s", ns->state_path);
+  buf[n] = '\0';
+  if (n > 0 && (sscanf (buf, "%d %" SCNu64 " %u", &st->pid, &st->started, &st->tasks) != 3
+                || st->pid <= 1))
+    *st = (struct state) { 0 }; /* malformed: as if no keeper were recorded */
+}
+
+static void
+state_write (const struct stepns *ns, const struct state *st)
+{
+  char buf[STATE_MAX_BYTES];
+  int n = snprintf (buf, sizeof buf, "%d %" PRIu64 " %u\n", st->pid, st->started, st->tasks);
+  if (ftruncate (ns->state_fd, 0) < 0 || pwrite (ns->state_fd, buf, (size_t) n, 0) != n)
+    die_with_error ("cannot write %s", ns->state_path);
+}
+
+/* The keeper recorded in the state, if it still runs: a pidfd of it is kept. */
+static bool
+keeper_alive (struct stepns *ns, const struct state *st)
+{
+  if (st->pid <= 1 || st->started == 0)
+    return false;
+  int fd = sys_pidfd_open (st->pid);
+  if (fd < 0)
+    return false;
+  /* Checked once the pidfd pins the process: it is the keeper, not a reuse of its PID. */
+  if (start_time (st->pid) != st->started)
+    {
+      close (fd);
+      return false;
+    }
+  ns->keeper = st->pid;
+  ns->keeper_fd = fd;
+  return true;
+}
+
+/* PID 1 of the shared namespaces: reap whatever the tasks leave to it, forever (its
+ * holder, or the last task, kills it). */
+__attribute__((noreturn)) static void
+keeper_loop (void)
+{
+  sigset_t chld;
+  sigemptyset (&chld);
+  sigaddset (&chld, SIGCHLD);
+  sigprocmask (SIG_BLOCK, &chld, NULL);
+  for (;;)
+    {
+      while (waitpid (-1, NULL, WNOHANG) > 0)
+        ;
+      sigwaitinfo (&chld, NULL);
+    }
+}
+
+static void
+stdio_to_null (void)
+{
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0)
+    return;
+  dup2 (null, STDIN_FILENO);
+  dup2 (null, STDOUT_FILENO);
+  dup2 (null, STDERR_FILENO);
+  close (null);
+}
+
+/* The holder, outside the namespaces: clone the keeper, pass its PID on, then wait until
+ * no task holds the step's lock and end the keeper. Signals stay blocked: a cancellation
+ * reaches the tasks, and the holder goes when they have gone. */
+__attribute__((noreturn)) static void
+holder (const struct stepns *ns, const char *name, stepns_setup_fn setup, void *arg)
+{
+  close_fds_from (KEEPER_READY_FD + 1);
+  pid_t keeper = (pid_t) syscall (SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | SIGCHLD,
+                                  NULL, NULL, NULL, NULL);
+  if (keeper < 0)
+    {
+      warn ("root '%s': cannot make the namespaces the step's tasks share: %s", name,
+            strerror (errno));
+      _exit (EXIT_TOOL_FAILURE);
+    }
+  if (keeper == 0)
+    {
+      close (HOLDER_PID_FD);
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        _exit (EXIT_TOOL_FAILURE);
+      setup (arg);
+      if (chdir ("/") < 0) /* nothing of the keeper's keeps the root in use */
+        _exit (EXIT_TOOL_FAILURE);
+      pidns_drop_capabilities (name);
+      stdio_to_null ();
+      if (write_all (KEEPER_READY_FD, "k", 1) < 0)
+        _exit (EXIT_TOOL_FAILURE);
+      close (KEEPER_READY_FD);
+      keeper_loop ();
+    }
+  close (KEEPER_READY_FD);
+  int sent = write_all (HOLDER_PID_FD, &keeper, sizeof keeper);
+  close (HOLDER_PID_FD);
+  if (chdir ("/") < 0 || sent < 0)
+    {
+      kill (keeper, SIGKILL);
+      _exit (EXIT_TOOL_FAILURE);
+    }
+  stdio_to_null ();
+  /* Opened again: the task's fds were the task's (its shared lock among them). The task
+   * holds the state lock until it has recorded the keeper, so the paths are ours. */
+  int hold = open (ns->hold_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  int state = open (ns->state_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (hold >= 0 && state >= 0)
+    for (;;)
+      {
+        while (flock (hold, LOCK_EX) < 0)
+          if (errno != EINTR)
+            goto out;
+        if (flock (state, LOCK_EX | LOCK_NB) == 0)
+          break;
+        /* A task is joining and holds the state lock: let it take the shared lock. */
+        flock (hold, LOCK_UN);
+        usleep (HOLDER_RETRY_US);
+      }
+out:
+  kill (keeper, SIGKILL);
+  while (waitpid (keeper, NULL, 0) < 0 && errno == EINTR)
+    ;
+  if (hold >= 0 && state >= 0)
+    {
+      unlink_if_same (ns->state_path, state);
+      unlink_if_same (ns->hold_path, hold);
+    }
+  _exit (0);
+}
+
+/* Start a keeper; the state lock is held. */
+static bool
+start_keeper (struct stepns *ns, struct state *st, const char *name, stepns_setup_fn setup,
+              void *arg)
+{
+  int pid_pipe[2], ready_pipe[2];
+  if (pipe2 (pid_pipe, O_CLOEXEC) < 0 || pipe2 (ready_pipe, O_CLOEXEC) < 0)
+    die_with_error ("cannot enter root '%s': pipe", name);
+  fflush (NULL);
+  pid_t h = fork ();
+  if (h < 0)
+    die_with_error ("cannot enter root '%s': fork", name);
+  if (h == 0)
+    {
+      /* Out of the way first: either pipe end may be 3 or 4 already. */
+      int pid_w = fcntl (pid_pipe[1], F_DUPFD, KEEPER_READY_FD + 1);
+      int ready_w = fcntl (ready_pipe[1], F_DUPFD, KEEPER_READY_FD + 1);
+      if (pid_w < 0 || ready_w < 0 || dup2 (pid_w, HOLDER_PID_FD) < 0
+          || dup2 (ready_w, KEEPER_READY_FD) < 0)
+        _exit (EXIT_TOOL_FAILURE);
+      holder (ns, name, setup, arg);
+    }
+  close (pid_pipe[1]);
+  close (ready_pipe[1]);
+  pid_t keeper = 0;
+  char ready = 0;
+  bool ok = read (pid_pipe[0], &keeper, sizeof keeper) == (ssize_t) sizeof keeper
+            && read (ready_pipe[0], &ready, 1) == 1 && ready == 'k';
+  close (pid_pipe[0]);
+  close (ready_pipe[0]);
+  if (!ok)
+    {
+      /* The holder exits by itself when its keeper failed; reaped by supervise() later. */
+      warn ("root '%s': the namespaces the step's tasks share could not be set up (the line "
+            "above says why): this task makes its own", name);
+      return false;
+    }
+  uint64_t started = start_time (keeper);
+  ns->keeper_fd = sys_pidfd_open (keeper);
+  if (started == 0 || ns->keeper_fd < 0)
+    {
+      warn ("root '%s': the keeper of the step's namespaces is gone: this task makes its own",
+            name);
+      return false;
+    }
+  ns->keeper = keeper;
+  *st = (struct state) { .pid = keeper, .started = started, .tasks = 0 };
+  return true;
+}
+
+bool
+stepns_enter (struct stepns *ns, const char *name, stepns_setup_fn setup, void *arg)
+{
+  ns->state_fd = lock_path (ns->state_path, LOCK_EX);
+  /* The state's path cannot go while we hold its lock, so neither can the hold file's. */
+  ns->hold_fd = open (ns->hold_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (ns->hold_fd < 0)
+    die_with_error ("cannot open %s", ns->hold_path);
+  while (flock (ns->hold_fd, LOCK_SH) < 0)
+    if (errno != EINTR)
+      die_with_error ("cannot lock %s", ns->hold_path);
+  struct state st;
+  state_read (ns, &st);
+  bool ok = keeper_alive (ns, &st) || start_keeper (ns, &st, name, setup, arg);
+  if (ok)
+    {
+      st.tasks++;
+      state_write (ns, &st);
+    }
+  flock (ns->state_fd, LOCK_UN);
+  if (!ok)
+    {
+      close (ns->hold_fd);
+      ns->hold_fd = -1;
+    }
+  return ok;
+}
+
+void
+stepns_join (const struct stepns *ns, const char *name)
+{
+  if (setns (ns->keeper_fd, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) < 0)
+    die_with_error ("cannot enter root '%s': cannot join the namespaces of the step's other "
+                    "tasks", name);
+}
+
+/* Kill the keeper through its pidfd and wait until it, and so its PID namespace, is gone. */
+static void
+keeper_kill (struct stepns *ns)
+{
+  if (syscall (SYS_pidfd_send_signal, ns->keeper_fd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+    {
+      warn ("cannot stop the step's namespaces (PID %d): %s", (int) ns->keeper, strerror (errno));
+      return;
+    }
+  struct pollfd p = { .fd = ns->keeper_fd, .events = POLLIN };
+  while (poll (&p, 1, KEEPER_DEATH_WAIT_MS) < 0 && errno == EINTR)
+    ;
+}
+
+void
+stepns_leave (struct stepns *ns)
+{
+  if (ns->hold_fd >= 0)
+    {
+      while (flock (ns->state_fd, LOCK_EX) < 0)
+        if (errno != EINTR)
+          die_with_error ("cannot lock %s", ns->state_path);
+      struct state st;
+      state_read (ns, &st);
+      /* Another task may have found our keeper dead and started a new one: not ours. */
+      if (st.pid == ns->keeper && st.tasks > 1)
+        {
+          st.tasks--;
+          state_write (ns, &st);
+        }
+      else if (st.pid == ns->keeper)
+        {
+          keeper_kill (ns);
+          unlink_if_same (ns->state_path, ns->state_fd);
+          unlink_if_same (ns->hold_path, ns->hold_fd);
+        }
+      close (ns->hold_fd);
+    }
+  if (ns->state_fd >= 0)
+    close (ns->state_fd);
+  if (ns->keeper_fd >= 0)
+    close (ns->keeper_fd);
+  free (ns->state_path);
+  free (ns->hold_path);
+  *ns = (struct stepns) { .state_fd = -1, .hold_fd = -1, .keeper_fd = -1 };
+}

@@ -1,0 +1,42 @@
+/* userns mode in a Slurm job step: the step's tasks on one node that enter the same root
+ * share its user, mount and PID namespaces (one /proc in which they see each other, one
+ * /dev/shm for MPI's shared memory), as pyxis's tasks share one container. No plugin and
+ * no admin: the state lives in the user's store, keyed on the root, the job, the step and
+ * the node. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct stepns
+{
+  char *state_path; /* locks/ROOT@STEP.ns: "KEEPER_PID KEEPER_START_TIME" */
+  char *hold_path;  /* locks/ROOT@STEP.nshold: each task holds it shared while it runs */
+  int state_fd;     /* flock()ed exclusively while the state is read or changed */
+  int hold_fd;
+  pid_t keeper;     /* PID 1 of the shared namespaces, as this process sees it */
+  int keeper_fd;    /* a pidfd of it */
+};
+
+/* Builds the namespaces' view of the root in the keeper, a child of a clone() into new
+ * user, mount and PID namespaces whose working directory is the root: the identity maps,
+ * private mounts, /dev, /proc, the host files and the binds, as a job of its own would.
+ * It dies (with one line) on a failure. */
+typedef void (*stepns_setup_fn) (void *arg);
+
+/* Whether this process is a task of a Slurm job step (slurmstep.h) that may share: if so,
+ * set NS up for ROOT_NAME. */
+bool stepns_from_env (const char *root_name, struct stepns *ns);
+
+/* Join the step's namespaces on this node, starting their keeper if no task did yet. The
+ * working directory must be the root; signals blocked (supervise_block_signals). False,
+ * with one warning line, when they cannot be shared: the task then makes its own. */
+bool stepns_enter (struct stepns *ns, const char *name, stepns_setup_fn setup, void *arg);
+
+/* In the job's child, before anything else: enter the keeper's namespaces (the root and
+ * working directory become the mount namespace's: the caller chroots again). */
+void stepns_join (const struct stepns *ns, const char *name);
+
+/* Leave, once the task's command is gone; the last task to leave kills the keeper, and with
+ * it whatever the step's tasks left running in the PID namespace, and waits for that. */
+void stepns_leave (struct stepns *ns);
