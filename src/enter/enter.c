@@ -66,6 +66,7 @@
 #include "enter/hostfiles.h"
 #include "enter/pidns.h"
 #include "enter/rootemu.h"
+#include "enter/stepns.h"
 #include "enter/supervise.h"
 #include "enter/userns.h"
 
@@ -296,46 +297,45 @@ start_chroot_job (const char *name, const struct enter_opts *opts)
   run_command (name, opts);
 }
 
-/* userns mode: the child is PID 1 of new user, mount and PID namespaces; it builds the
- * root's view, chroots, and forks the command (step 8). *STATUS_READ receives the end of
- * the pipe the command's wait status comes through. */
-static pid_t
-start_userns_job (const char *name, const struct enter_opts *opts, const struct bind *binds,
-                  size_t n_binds, int *status_read)
+/* What a userns-mode job's namespaces are made of (step 8), for its own PID 1 or for the
+ * keeper of the namespaces a Slurm step's tasks share (stepns.c). */
+struct userns_view
 {
-  uid_t uid = getuid ();
-  gid_t gid = getgid ();
-  int status_pipe[2];
-  if (pipe2 (status_pipe, O_CLOEXEC) < 0)
-    die_with_error ("cannot enter root '%s': pipe", name);
-  fflush (NULL);
-  /* clone as fork does (no stack: the child runs on a copy of ours), as bubblewrap does. */
-  pid_t pid = (pid_t) syscall (SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | SIGCHLD,
-                               NULL, NULL, NULL, NULL);
-  if (pid < 0)
-    die_userns_unavailable (name, errno, opts);
-  if (pid > 0)
-    {
-      close (status_pipe[1]);
-      *status_read = status_pipe[0];
-      return pid;
-    }
+  const char *name;
+  const struct enter_opts *opts;
+  const struct bind *binds;
+  size_t n_binds;
+  uid_t uid; /* the caller's, read before the clone: inside they are unmapped until then */
+  gid_t gid;
+};
 
-  if (dup2 (status_pipe[1], STATUS_FD) < 0)
-    die_with_error ("cannot enter root '%s': dup2", name);
-  become_job_child (STATUS_FD + 1);
-  if (userns_write_identity_maps (uid, gid) < 0)
-    die_userns_unavailable (name, errno, opts);
+/* In the new namespaces, the working directory the root: the identity maps, private mounts,
+ * /dev, /proc, the host files and every --bind. */
+static void
+build_userns_view (void *arg)
+{
+  const struct userns_view *v = arg;
+  if (userns_write_identity_maps (v->uid, v->gid) < 0)
+    die_userns_unavailable (v->name, errno, v->opts);
   /* Our mounts must not propagate back to the caller's namespace. (The kernel ignores the
    * type of a propagation change or a bind; "none" rather than NULL keeps valgrind quiet.) */
   if (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
-    die_with_error ("cannot enter root '%s': cannot make the mounts private", name);
-  bind_check_all (name, binds, n_binds);
-  mount_dev (name);
-  pidns_mount_proc (name);
-  if (!opts->no_host_dns)
-    hostfiles_bind (name);
-  bind_mount_all (name, binds, n_binds);
+    die_with_error ("cannot enter root '%s': cannot make the mounts private", v->name);
+  bind_check_all (v->name, v->binds, v->n_binds);
+  mount_dev (v->name);
+  pidns_mount_proc (v->name);
+  if (!v->opts->no_host_dns)
+    hostfiles_bind (v->name);
+  bind_mount_all (v->name, v->binds, v->n_binds);
+}
+
+/* In namespaces made or joined, the working directory the root: chroot, drop the
+ * capabilities, fork the command and wait for it as PID 1 does (pidns.c). In joined
+ * namespaces this process is outside the PID namespace, so the command is not killed
+ * with it: the parent-death signal does that. */
+__attribute__((noreturn)) static void
+chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined)
+{
   if (chroot (".") < 0)
     die_with_error ("cannot enter root '%s': chroot inside a user namespace", name);
   pidns_drop_capabilities (name);
@@ -345,11 +345,56 @@ start_userns_job (const char *name, const struct enter_opts *opts, const struct 
     die_with_error ("cannot enter root '%s': fork", name);
   if (command == 0)
     {
+      if (joined && prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        die_with_error ("cannot set the parent-death signal");
       close (STATUS_FD);
       supervise_restore_signals ();
       run_command (name, opts);
     }
   pidns_init (command, STATUS_FD);
+}
+
+/* userns mode: the child is PID 1 of new user, mount and PID namespaces; it builds the
+ * root's view, chroots, and forks the command (step 8). Or, in a Slurm step whose tasks
+ * share namespaces (STEP not NULL), it joins the keeper's, chroots into the root again
+ * (joining made the mount namespace's root ours), and forks the command there.
+ * *STATUS_READ receives the end of the pipe the command's wait status comes through. */
+static pid_t
+start_userns_job (struct userns_view *view, const struct stepns *step, const char *root,
+                  int *status_read)
+{
+  const char *name = view->name;
+  int status_pipe[2];
+  if (pipe2 (status_pipe, O_CLOEXEC) < 0)
+    die_with_error ("cannot enter root '%s': pipe", name);
+  fflush (NULL);
+  /* clone as fork does (no stack: the child runs on a copy of ours), as bubblewrap does. */
+  int flags = step != NULL ? 0 : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID;
+  pid_t pid = (pid_t) syscall (SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+  if (pid < 0)
+    die_userns_unavailable (name, errno, view->opts);
+  if (pid > 0)
+    {
+      close (status_pipe[1]);
+      *status_read = status_pipe[0];
+      return pid;
+    }
+
+  if (step != NULL)
+    stepns_join (step, name);
+  if (dup2 (status_pipe[1], STATUS_FD) < 0)
+    die_with_error ("cannot enter root '%s': dup2", name);
+  become_job_child (STATUS_FD + 1);
+  if (step == NULL)
+    build_userns_view (view);
+  else
+    {
+      int fd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 || fchdir (fd) < 0)
+        die_with_error ("cannot enter root '%s': cannot change directory to %s", name, root);
+      close (fd);
+    }
+  chroot_and_wait (name, view->opts, step != NULL);
 }
 
 void
@@ -402,9 +447,20 @@ enter_devroot (const struct cli *cli)
   close (rootfd);
 
   int status_read = -1;
+  struct userns_view view = { .name = name, .opts = opts, .binds = binds, .n_binds = n_binds,
+                              .uid = getuid (), .gid = getgid () };
+  /* A Slurm step's tasks on a node share the root's namespaces (stepns.c). */
+  struct stepns step;
+  bool shared = false;
+  if (mode == ENTER_MODE_USERNS && stepns_from_env (name, &step))
+    {
+      shared = stepns_enter (&step, name, build_userns_view, &view);
+      if (!shared)
+        stepns_leave (&step);
+    }
   pid_t job = mode == ENTER_MODE_CHROOT
                 ? start_chroot_job (name, opts)
-                : start_userns_job (name, opts, binds, n_binds, &status_read);
+                : start_userns_job (&view, shared ? &step : NULL, root, &status_read);
   /* The supervisor is not inside the root (remove's in-use check looks at working
    * directories too). */
   if (chdir ("/") < 0)
@@ -417,6 +473,8 @@ enter_devroot (const struct cli *cli)
   if (status_read >= 0
       && read (status_read, &command_status, sizeof command_status) == sizeof command_status)
     end.status = command_status; /* else PID 1's own: 125 from a failed setup, or killed */
+  if (shared)
+    stepns_leave (&step);
   if (cli->ephemeral)
     ephemeral_remove (&eph);
   bind_free (binds, n_binds);

@@ -79,3 +79,52 @@ http_stop() {
 }
 
 downloads() { tail -n +"$((MARK + 1))" "$S/http.log" | grep -c 't\.tar\.gz ' || true; }
+
+# ---- Do a step's tasks on a node share the root's namespaces? SHARE_PROBE, run by every
+# task under /bin/sh inside the root, leaves its PID (as its PID namespace numbers it) in
+# /dev/shm, waits (at most 30 s) until /dev/shm holds as many as the node has tasks
+# ($SLURM_STEP_TASKS_PER_NODE's first count: the tests give every node the same), looks
+# each of them up in /proc, and waits for the others to have looked before it exits. It
+# prints "NODE FILES SEEN": the task files in /dev/shm, and how many of their PIDs /proc
+# shows. Tasks with namespaces of their own print "NODE 1 1" after the wait.
+SHARE_PROBE='want=${SLURM_STEP_TASKS_PER_NODE%%[(,]*}
+echo $$ >/dev/shm/task.$SLURM_PROCID
+i=0; while [ $(ls /dev/shm | grep -c "^task\.") -lt $want ] && [ $i -lt 30 ]; do sleep 1; i=$((i+1)); done
+n=0; seen=0
+for f in /dev/shm/task.*; do n=$((n+1)); [ -d /proc/$(cat $f) ] && seen=$((seen+1)); done
+: >/dev/shm/looked.$SLURM_PROCID
+i=0; while [ $(ls /dev/shm | grep -c "^looked\.") -lt $n ] && [ $i -lt 30 ]; do sleep 1; i=$((i+1)); done
+echo "$SLURMD_NODENAME $n $seen"'
+
+# Fail unless every one of the 2 nodes printed "NODE 2 2" for each of its 2 tasks.
+assert_namespaces_shared() {
+	[[ ${#lines[@]} -eq 4 ]] || fail "expected 4 lines
+$(last_run)"
+	local node
+	for node in n1 n2; do
+		[[ $(grep -cx "$node 2 2" <<<"$output") -eq 2 ]] ||
+			fail "the tasks on $node do not share /dev/shm and /proc
+$(last_run)"
+	done
+}
+
+# Fail if a keeper of shared namespaces or its holder (an enter-devroot of this test's, by
+# its XDG_DATA_HOME: other suites may run as the same user), their state, or a process
+# whose command line holds $1 (what a task left behind) is still there. The holder may
+# take a moment to go: 5 s.
+assert_no_step_namespaces_left() {
+	local i pid left
+	for i in $(seq 50); do
+		left=
+		for pid in $(pgrep -u "$(id -un)" -x enter-devroot); do
+			tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "XDG_DATA_HOME=$XDG_DATA_HOME" &&
+				left+=" $pid"
+		done
+		[[ -z ${1:-} ]] || left+=$(pgrep -u "$(id -un)" -f "$1" | tr '\n' ' ')
+		[[ -n ${left// /} ]] || break
+		sleep 0.1
+	done
+	[[ -z ${left// /} ]] || fail "processes left: $(ps -o pid=,args= -p "$(xargs <<<"$left" | tr ' ' ,)" 2>/dev/null)"
+	left=$(ls "$XDG_DATA_HOME/enter-devroot/locks" 2>/dev/null | grep -E '\.ns(hold)?$' || true)
+	[[ -z $left ]] || fail "namespace state left: $left"
+}

@@ -67,6 +67,14 @@ $(last_run)"
 $(last_run)"
 }
 
+@test "spank: the tasks of a step on one node share one /proc and /dev/shm (userns mode)" {
+	run --separate-stderr srun_ -N2 -n4 --ntasks-per-node=2 --devroot-image="$EDR_TEMPLATE" \
+		/bin/sh -c "$SHARE_PROBE"
+	assert_success
+	assert_namespaces_shared
+	assert_no_step_namespaces_left
+}
+
 @test "spank: the plugin's calls run as the job's user and groups, never as root" {
 	run --separate-stderr srun_ -N1 -n2 --devroot-image="$EDR_TEMPLATE" /bin/true
 	assert_success

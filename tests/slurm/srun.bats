@@ -80,3 +80,39 @@ $(last_run)"
 	[[ -z $(ls -A "$XDG_DATA_HOME/enter-devroot/roots") ]] || fail "roots left"
 	[[ -z $(ls "$XDG_DATA_HOME/enter-devroot/locks" | grep '\.step$') ]] || fail "step state left"
 }
+
+@test "srun: userns mode: a step's tasks on a node share one /proc and /dev/shm, each node its own" {
+	enter-devroot create dev
+	run --separate-stderr srun_ -N2 -n4 --ntasks-per-node=2 \
+		enter-devroot run --mode userns dev -- /bin/sh -c "$SHARE_PROBE"
+	assert_success
+	assert_namespaces_shared
+	assert_no_step_namespaces_left
+}
+
+@test "srun: run --ephemeral: the tasks of a node share namespaces too, and all goes at the end" {
+	run --separate-stderr srun_ -N2 -n4 --ntasks-per-node=2 \
+		enter-devroot run --mode userns --ephemeral --from "$EDR_TEMPLATE" -- /bin/sh -c "$SHARE_PROBE"
+	assert_success
+	assert_namespaces_shared
+	assert_no_step_namespaces_left
+	[[ -z $(ls -A "$XDG_DATA_HOME/enter-devroot/roots") ]] || fail "roots left"
+}
+
+@test "srun: a process one task leaves running in the shared namespaces ends with the step" {
+	enter-devroot create dev
+	local nap=$((100000 + RANDOM))
+	run --separate-stderr srun_ -N1 -n2 enter-devroot run --mode userns dev -- \
+		/bin/sh -c "[ \$SLURM_PROCID = 0 ] && setsid sleep $nap </dev/null >/dev/null 2>&1 & sleep 1"
+	assert_success
+	assert_no_step_namespaces_left "sleep $nap"
+}
+
+@test "srun: ENTER_DEVROOT_STEP_PRIVATE=1 gives each task namespaces of its own" {
+	enter-devroot create dev
+	ENTER_DEVROOT_STEP_PRIVATE=1 run --separate-stderr srun_ -N2 -n4 --ntasks-per-node=2 \
+		enter-devroot run --mode userns dev -- /bin/sh -c "$SHARE_PROBE"
+	assert_success
+	[[ $(grep -cE '^n[12] 1 1$' <<<"$output") -eq 4 ]] || fail "tasks shared namespaces
+$(last_run)"
+}
