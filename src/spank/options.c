@@ -22,6 +22,8 @@ struct devroot_config config;
 #define USER_NAME_MAX 24
 /* The host's part of a named root's name. */
 #define HOST_PART_MAX 20
+/* Added to an option's id for the "no-" form of a flag (--no-devroot-root). */
+#define NEGATED 0x100
 
 enum option_id
 {
@@ -33,10 +35,12 @@ enum option_id
   OPT_MOUNTS,
   OPT_ROOT,
   OPT_ENTRYPOINT,
+  OPT_MOUNT_HOME,
 };
 
 /* One row per option: our name, pyxis's (pyxis_compat=1), the environment variables that
- * stand in when the option is not given. */
+ * stand in when the option is not given. A flag (no arginfo) also has a "no-" form, which
+ * turns it off whatever its variable says. */
 struct option_row
 {
   enum option_id id;
@@ -69,6 +73,9 @@ static const struct option_row rows[] = {
   { OPT_ENTRYPOINT, "devroot-entrypoint", "container-entrypoint", "DEVROOT_ENTRYPOINT",
     "PYXIS_CONTAINER_ENTRYPOINT", NULL,
     "run the command through the OCI image's Entrypoint (enter-devroot run --entrypoint)" },
+  { OPT_MOUNT_HOME, "devroot-mount-home", "container-mount-home", "DEVROOT_MOUNT_HOME",
+    "PYXIS_CONTAINER_MOUNT_HOME", NULL,
+    "bind the job's HOME into the devroot at the same path, and make it HOME there" },
 };
 
 #define N_ROWS (sizeof rows / sizeof rows[0])
@@ -138,7 +145,40 @@ is_env_name (const char *s, size_t len)
   return true;
 }
 
-/* Check VALUE for option ID and keep it; -1 with one error line naming the option. */
+/* What a flag's variable says, in pyxis's words: 1 for 1 y yes true, 0 for 0 n no false,
+ * -1 for anything else. */
+static int
+flag_value (const char *value)
+{
+  static const char *const on[] = { "1", "y", "yes", "true" },
+                           *const off[] = { "0", "n", "no", "false" };
+  for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
+    {
+      if (strcmp (value, on[i]) == 0)
+        return 1;
+      if (strcmp (value, off[i]) == 0)
+        return 0;
+    }
+  return -1;
+}
+
+static bool *
+flag_slot (enum option_id id)
+{
+  switch (id)
+    {
+    case OPT_ROOT: return &request.root;
+    case OPT_ENTRYPOINT: return &request.entrypoint;
+    case OPT_MOUNT_HOME: return &request.mount_home;
+    default: return NULL;
+    }
+}
+
+/* Which flags an option of the command line set, on or off: their variables then say nothing. */
+static unsigned flags_given;
+
+/* Check VALUE for option ID and keep it; -1 with one error line naming the option. A flag's
+ * VALUE is NULL (its option: on) or a word of flag_value. */
 static int
 set_option (enum option_id id, const char *value, const char *from)
 {
@@ -191,9 +231,18 @@ set_option (enum option_id id, const char *value, const char *from)
       }
     case OPT_ROOT:
     case OPT_ENTRYPOINT:
-      *(id == OPT_ROOT ? &request.root : &request.entrypoint)
-        = value == NULL || strcmp (value, "0") != 0;
-      return 0;
+    case OPT_MOUNT_HOME:
+      {
+        int on = value == NULL ? 1 : flag_value (value);
+        if (on < 0)
+          {
+            slurm_error ("%s: %s '%s': not one of 1 y yes true 0 n no false", PLUGIN_NAME, from,
+                         value);
+            return -1;
+          }
+        *flag_slot (id) = on;
+        return 0;
+      }
     }
   char *copy = strdup (value);
   if (copy == NULL)
@@ -210,12 +259,54 @@ static int
 option_cb (int val, const char *optarg, int remote)
 {
   (void) remote;
-  const struct option_row *r = row_for ((enum option_id) val);
+  bool negated = (val & NEGATED) != 0;
+  const struct option_row *r = row_for ((enum option_id) (val & ~NEGATED));
   if (r == NULL)
     return -1;
   char from[SPANK_OPTION_MAXLEN + 3];
-  snprintf (from, sizeof from, "--%s", option_name (r));
-  return set_option (r->id, optarg, from);
+  snprintf (from, sizeof from, "--%s%s", negated ? "no-" : "", option_name (r));
+  bool *flag = flag_slot (r->id);
+  if (flag == NULL)
+    return set_option (r->id, optarg, from);
+  /* Slurm may call us again with the same option; the two forms together are a mistake. */
+  if ((flags_given & (1u << r->id)) != 0 && *flag == negated)
+    {
+      slurm_error ("%s: both --%s and --no-%s were given", PLUGIN_NAME, option_name (r),
+                   option_name (r));
+      return -1;
+    }
+  flags_given |= 1u << r->id;
+  return set_option (r->id, negated ? "0" : NULL, from);
+}
+
+/* Register one option with Slurm, which keeps the strings for the life of the process and
+ * wants them writable; -1 with one error line. */
+static int
+register_one (spank_t sp, const char *prefix, const struct option_row *r, const char *usage,
+              int val)
+{
+  char name[SPANK_OPTION_MAXLEN + 1];
+  snprintf (name, sizeof name, "%s%s", prefix, option_name (r));
+  struct spank_option o = {
+    .name = strdup (name),
+    .arginfo = r->arginfo != NULL ? strdup (r->arginfo) : NULL,
+    .usage = strdup (usage),
+    .has_arg = r->arginfo != NULL,
+    .val = val,
+    .cb = option_cb,
+  };
+  if (o.name == NULL || o.usage == NULL || (r->arginfo != NULL && o.arginfo == NULL))
+    {
+      slurm_error ("%s: out of memory", PLUGIN_NAME);
+      return -1;
+    }
+  spank_err_t err = spank_option_register (sp, &o);
+  if (err != ESPANK_SUCCESS)
+    {
+      slurm_error ("%s: cannot register --%s: %s", PLUGIN_NAME, o.name, spank_strerror (err));
+      return -1;
+    }
+  return 0;
 }
 
 int
@@ -223,26 +314,16 @@ options_register (spank_t sp)
 {
   for (size_t i = 0; i < N_ROWS; i++)
     {
-      /* Slurm keeps the strings for the life of the process, and wants them writable. */
-      struct spank_option o = {
-        .name = strdup (option_name (&rows[i])),
-        .arginfo = rows[i].arginfo != NULL ? strdup (rows[i].arginfo) : NULL,
-        .usage = strdup (rows[i].usage),
-        .has_arg = rows[i].arginfo != NULL,
-        .val = rows[i].id,
-        .cb = option_cb,
-      };
-      if (o.name == NULL || o.usage == NULL || (rows[i].arginfo != NULL && o.arginfo == NULL))
-        {
-          slurm_error ("%s: out of memory", PLUGIN_NAME);
-          return -1;
-        }
-      spank_err_t err = spank_option_register (sp, &o);
-      if (err != ESPANK_SUCCESS)
-        {
-          slurm_error ("%s: cannot register --%s: %s", PLUGIN_NAME, o.name, spank_strerror (err));
-          return -1;
-        }
+      const struct option_row *r = &rows[i];
+      if (register_one (sp, "", r, r->usage, r->id) < 0)
+        return -1;
+      if (r->arginfo != NULL)
+        continue;
+      char usage[2 * SPANK_OPTION_MAXLEN];
+      snprintf (usage, sizeof usage, "turn --%s off, whatever %s says", option_name (r),
+                config.pyxis_compat ? r->pyxis_env : r->env);
+      if (register_one (sp, "no-", r, usage, r->id + NEGATED) < 0)
+        return -1;
     }
   return 0;
 }
@@ -273,8 +354,9 @@ option_given (enum option_id id)
     case OPT_ENV: return request.env != NULL;
     case OPT_SAVE: return request.save != NULL;
     case OPT_MOUNTS: return request.mounts != NULL;
-    case OPT_ROOT: return request.root;
-    case OPT_ENTRYPOINT: return request.entrypoint;
+    case OPT_ROOT:
+    case OPT_ENTRYPOINT:
+    case OPT_MOUNT_HOME: return (flags_given & (1u << id)) != 0;
     }
   return false;
 }

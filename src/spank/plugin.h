@@ -45,6 +45,7 @@ struct devroot_request
   char *mounts;  /* --devroot-mounts: SRC[:DST[:ro]],... as given (mounts_parse) */
   bool root;     /* --devroot-root: root emulation (run --root) */
   bool entrypoint; /* --devroot-entrypoint: the OCI image's Entrypoint runs the command */
+  bool mount_home; /* --devroot-mount-home: the job's HOME bound at the same path, HOME there */
 };
 
 struct devroot_config

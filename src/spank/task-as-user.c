@@ -234,12 +234,43 @@ add_bind (const char *spec, void *arg)
     b->specs[b->n++] = strdup (spec);
 }
 
-/* --devroot-mounts, and the working directory bound at the same path unless
- * --devroot-workdir or default_workdir=root says otherwise; -1 with one line. */
-static int
-collect_binds (const char *cwd, struct binds *b)
+/* For --devroot-mount-home: the job's HOME, when it is an absolute path to a directory
+ * (looked at by the task, already the job's user; enter-devroot run checks it again as it
+ * binds it); NULL with one line. */
+static const char *
+job_home (char *const *env)
 {
-  size_t items = 2; /* the working directory's, and the last item */
+  const char *home = NULL, *why = NULL;
+  struct stat st;
+  for (char *const *e = env; *e != NULL; e++)
+    if (strncmp (*e, "HOME=", 5) == 0)
+      home = *e + 5;
+  if (home == NULL)
+    why = "not set";
+  else if (home[0] != '/')
+    why = "not an absolute path";
+  else if (home[strspn (home, "/")] == '\0')
+    why = "the root directory";
+  else if (strchr (home, ':') != NULL)
+    why = "a ':' in it (enter-devroot run --bind SRC:DST)";
+  else if (stat (home, &st) < 0)
+    why = strerror (errno);
+  else if (!S_ISDIR (st.st_mode))
+    why = "not a directory";
+  if (why == NULL)
+    return home;
+  fprintf (stderr, "%s: --devroot-mount-home: HOME '%s': %s; the command was not run\n",
+           PLUGIN_NAME, home != NULL ? home : "", why);
+  return NULL;
+}
+
+/* The job's HOME (when HOME is not NULL), --devroot-mounts, and the working directory,
+ * each bound at the same path unless --devroot-workdir or default_workdir=root says
+ * otherwise, in this order: a mount may go inside the home; -1 with one line. */
+static int
+collect_binds (const char *cwd, const char *home, struct binds *b)
+{
+  size_t items = 3; /* the home's, the working directory's, and the last item */
   for (const char *p = request.mounts; p != NULL && *p != '\0'; p++)
     items += *p == ',';
   b->specs = calloc (items, sizeof *b->specs);
@@ -248,6 +279,12 @@ collect_binds (const char *cwd, struct binds *b)
   const char *why;
   if (b->specs == NULL)
     return -1;
+  if (home != NULL)
+    {
+      char spec[2 * PATH_MAX + 2];
+      snprintf (spec, sizeof spec, "%s:%s", home, home);
+      add_bind (spec, b);
+    }
   if (request.mounts != NULL && mounts_parse (request.mounts, cwd, add_bind, b, &why) < 0)
     {
       fprintf (stderr, "%s: --devroot-mounts '%s': %s\n", PLUGIN_NAME, request.mounts, why);
@@ -288,7 +325,10 @@ task_init (spank_t sp)
   struct binds binds;
   if (getcwd (cwd, sizeof cwd) == NULL)
     snprintf (cwd, sizeof cwd, "/");
-  if (collect_binds (cwd, &binds) < 0)
+  const char *home = NULL;
+  if (request.mount_home && (home = job_home (env)) == NULL)
+    return -1;
+  if (collect_binds (cwd, home, &binds) < 0)
     return -1;
   size_t n_env = 0;
   for (char **e = env; *e != NULL; e++)
@@ -317,6 +357,14 @@ task_init (spank_t sp)
     argv[i++] = "--root";
   if (request.entrypoint)
     argv[i++] = "--entrypoint";
+  char home_var[PATH_MAX + sizeof "HOME="];
+  if (home != NULL)
+    {
+      /* As enroot does: the bound home is the command's HOME too. */
+      snprintf (home_var, sizeof home_var, "HOME=%s", home);
+      argv[i++] = "--env";
+      argv[i++] = home_var;
+    }
   for (char **e = env; *e != NULL; e++)
     if (strchr (*e, '=') != NULL && (passed_by_default (*e) || passed_by_request (*e)))
       {
