@@ -348,3 +348,76 @@ task 1" ]] || fail "the tasks' files are not on the host"
 	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" --devroot-mounts="/tmp:rel" /bin/true
 	[[ $stderr == *"DST is not an absolute path"* ]] || fail "$(last_run)"
 }
+
+# The tests of the home run with --devroot-workdir=/, so that the working directory, which
+# holds $HOME, is not bound (the tasks start in the submit directory, bound at the same path).
+home_step() {
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" --devroot-workdir=/ "$@" \
+		/bin/sh -c "cat '$HOME/in' 2>/dev/null || echo 'no home'; echo \"HOME=\$HOME\"; echo from-task >'$HOME/out' 2>/dev/null || echo 'not written'"
+}
+
+@test "spank: --devroot-mount-home binds the job's HOME at the same path, both ways, as HOME" {
+	echo "from the host" >"$HOME/in"
+	home_step --devroot-mount-home
+	assert_success
+	assert_line "from the host"
+	assert_line "HOME=$HOME"
+	[[ $(cat "$HOME/out") == from-task ]] || fail "the task's file is not in the host's HOME"
+	[[ $(calls | grep -c -- " run .*--bind $HOME:$HOME ") -eq 1 ]] || fail "$(calls)"
+}
+
+@test "spank: without --devroot-mount-home the job's HOME is not bound" {
+	echo "from the host" >"$HOME/in"
+	home_step
+	assert_success
+	assert_line "no home"
+	assert_line "not written"
+	refute_line "HOME=$HOME"
+	[[ ! -e $HOME/out ]] || fail "the task wrote into the host's HOME"
+	[[ $(calls | grep -c -- "--bind $HOME:") -eq 0 ]] || fail "$(calls)"
+}
+
+@test "spank: DEVROOT_MOUNT_HOME=1 binds the home, --no-devroot-mount-home overrides it" {
+	echo "from the host" >"$HOME/in"
+	DEVROOT_MOUNT_HOME=1 home_step
+	assert_success
+	assert_line "from the host"
+	rm "$HOME/out"
+	DEVROOT_MOUNT_HOME=1 home_step --no-devroot-mount-home
+	assert_success
+	assert_line "no home"
+	[[ ! -e $HOME/out ]] || fail "the task wrote into the host's HOME"
+}
+
+@test "spank: pyxis_compat=1 accepts --container-mount-home, PYXIS_CONTAINER_MOUNT_HOME and the no- form" {
+	echo "from the host" >"$HOME/in"
+	run --separate-stderr srun_ -N1 -n1 --container-image="$EDR_TEMPLATE" --container-workdir=/ \
+		--container-mount-home /bin/sh -c "cat '$HOME/in'"
+	assert_success
+	assert_output "from the host"
+	run --separate-stderr env PYXIS_CONTAINER_MOUNT_HOME=yes timeout -k 5 "$SLURM_TIMEOUT" \
+		srun -N1 -n1 --container-image="$EDR_TEMPLATE" --container-workdir=/ /bin/sh -c "cat '$HOME/in'"
+	assert_success
+	assert_output "from the host"
+	run --separate-stderr env PYXIS_CONTAINER_MOUNT_HOME=yes timeout -k 5 "$SLURM_TIMEOUT" \
+		srun -N1 -n1 --container-image="$EDR_TEMPLATE" --container-workdir=/ --no-container-mount-home \
+		/bin/sh -c "cat '$HOME/in' 2>/dev/null || echo 'no home'"
+	assert_success
+	assert_output "no home"
+}
+
+@test "spank: both forms, a word not yes or no, a HOME that is not a directory: srun fails, saying which" {
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" --devroot-mount-home \
+		--no-devroot-mount-home /bin/true
+	[[ $status -ne 0 ]] || fail "srun succeeded"
+	[[ $stderr == *"both --devroot-mount-home and --no-devroot-mount-home were given"* ]] || fail "$(last_run)"
+	DEVROOT_MOUNT_HOME=maybe home_step
+	[[ $status -ne 0 ]] || fail "srun succeeded"
+	[[ $stderr == *"DEVROOT_MOUNT_HOME 'maybe': not one of 1 y yes true 0 n no false"* ]] || fail "$(last_run)"
+	[[ $(calls | wc -l) -eq 0 ]] || fail "enter-devroot ran: $(calls)"
+	HOME=$T/nothere home_step --devroot-mount-home
+	[[ $status -ne 0 ]] || fail "srun succeeded"
+	[[ $stderr == *"--devroot-mount-home: HOME '$T/nothere': No such file or directory; the command was not run"* ]] ||
+		fail "$(last_run)"
+	[[ $(calls | grep -c ' run ') -eq 0 ]] || fail "enter-devroot run ran: $(calls)"
+}
