@@ -10,6 +10,7 @@
 #
 # Suites use nginx_setup_file/nginx_teardown_file and, per test, nginx_setup (fetch_setup,
 # or a skip naming the missing package: bats 1.8 cannot skip from setup_file).
+# serve_dir DIR serves one directory, nothing else (the --root suites' apt repository).
 #
 # Locations besides the plain files under $WWW:
 #   /slow/F       $WWW/F, at NGINX_SLOW_RATE bytes/s unless the request has a Range header
@@ -144,6 +145,31 @@ nginx_stop() {
 	kill -KILL "$pid" 2>/dev/null
 	rm -f "$n/master.pid"
 	true
+}
+
+# serve_dir DIR: nginx on 127.0.0.1 and a free port serving DIR; sets SERVE_URL. $S/nginx
+# holds its configuration, logs and pid (nginx_stop stops it by that pid).
+serve_dir() {
+	local n=$S/nginx try port
+	[[ -n $(nginx_bin) ]] || { echo "nginx is not installed (apt-get install nginx)" >&2; return 1; }
+	mkdir -p "$n/tmp"
+	for try in 1 2 3; do
+		port=$(free_port)
+		cat > "$n/nginx.conf" <<CONF
+$(nginx_conf_top)
+	access_log $n/access.log;
+	server {
+		listen 127.0.0.1:$port;
+		root $1;
+	}
+}
+CONF
+		if nginx_launch "$port"; then
+			SERVE_URL=http://127.0.0.1:$port
+			return 0
+		fi
+	done
+	nginx_failed
 }
 
 nginx_setup_file() {

@@ -9,33 +9,8 @@
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
-# free_port, nginx_bin, nginx_conf_top, nginx_launch, nginx_failed, nginx_stop.
+# serve_dir, nginx_stop.
 source "$BATS_TEST_DIRNAME/../fetch/nginx.bash"
-
-# serve_dir DIR: nginx on 127.0.0.1 and a free port serving DIR; sets SERVE_URL. $S/nginx
-# holds its configuration, logs and pid (nginx_stop stops it by that pid).
-serve_dir() {
-	local n=$S/nginx try port
-	[[ -n $(nginx_bin) ]] || { echo "nginx is not installed (apt-get install nginx)" >&2; return 1; }
-	mkdir -p "$n/tmp"
-	for try in 1 2 3; do
-		port=$(free_port)
-		cat > "$n/nginx.conf" <<CONF
-$(nginx_conf_top)
-	access_log $n/access.log;
-	server {
-		listen 127.0.0.1:$port;
-		root $1;
-	}
-}
-CONF
-		if nginx_launch "$port"; then
-			SERVE_URL=http://127.0.0.1:$port
-			return 0
-		fi
-	done
-	nginx_failed
-}
 
 # setup_file of every suite: nginx serving the test repository (unless a test will skip).
 repo_setup_file() {
