@@ -104,7 +104,7 @@ static const struct command_info commands[] = {
     "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
     "                       [--no-landlock] [--no-host-dns] [--root] [--entrypoint]\n"
     "                       [--bind SRC:DST[:ro]]... [--timeout SECONDS] [-- CMD [ARG...]]\n"
-    "       enter-devroot run --ephemeral [--template T|--from FILE|URL|IMAGE]\n"
+    "       enter-devroot run --ephemeral [--name NAME] [--template T|--from FILE|URL|IMAGE]\n"
     "                       [create options] [run options] [-- CMD [ARG...]]",
     "Run CMD inside devroot NAME, searching PATH inside the root. The exit status is the\n"
     "command's; a command killed by a signal is seen by the caller as killed by that signal.\n"
@@ -118,7 +118,12 @@ static const struct command_info commands[] = {
     "  --ephemeral       create a throwaway devroot with a unique name (create's --from,\n"
     "                    --template, --sha256, --no-verify, --max-size, --index, --cacert,\n"
     "                    --platform, --insecure-http, --quiet apply), run CMD in it, and\n"
-    "                    remove it however run ends\n"
+    "                    remove it however run ends; in a Slurm job step, the step's tasks\n"
+    "                    on a node share one\n"
+    "  --name NAME       (with --ephemeral, in a Slurm job step) the job's root NAME on this\n"
+    "                    node instead: made by the first step that needs it, kept for the\n"
+    "                    job's later steps, removed by the next create or doctor once the\n"
+    "                    job has ended\n"
     "Without CMD, a devroot made from an OCI image runs its Entrypoint+Cmd.\n"
     "\n" ENTER_OPTIONS_HELP IMAGE_HELP },
   { "list", CMD_LIST, false, "list [--json]",
@@ -280,6 +285,7 @@ enum option_id
   OPT_BIND,
   OPT_TIMEOUT,
   OPT_EPHEMERAL,
+  OPT_JOB_ROOT,
 };
 
 struct option_info
@@ -323,6 +329,7 @@ static const struct option_info options[] = {
   { "bind", OPT_BIND, true, ENTERING },
   { "timeout", OPT_TIMEOUT, true, ENTERING },
   { "ephemeral", OPT_EPHEMERAL, false, ON (CMD_RUN) },
+  { "name", OPT_JOB_ROOT, true, ON (CMD_RUN) },
 };
 
 /* Append S to the NULL-terminated vector *V. */
@@ -414,6 +421,7 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
     case OPT_BIND: append_word (&cli->enter.binds, xstrdup (arg)); break;
     case OPT_TIMEOUT: set_timeout (cli, c, arg); break;
     case OPT_EPHEMERAL: cli->ephemeral = true; break;
+    case OPT_JOB_ROOT: cli->job_root = arg; break;
     default:
       break;
     }
@@ -469,10 +477,23 @@ check_create (const struct cli *cli, const char *subcommand)
     usage_error (subcommand, "--platform and --insecure-http only apply to --from IMAGE");
 }
 
+static bool
+job_root_name_is_valid (const char *s)
+{
+  size_t n = strspn (s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_");
+  return n > 0 && n <= JOB_ROOT_NAME_MAX && s[n] == '\0';
+}
+
 /* run takes create's options for the root --ephemeral makes, and no NAME then. */
 static void
 check_run (const struct cli *cli)
 {
+  if (cli->job_root != NULL && !cli->ephemeral)
+    usage_error ("run", "--name names the Slurm job's root that --ephemeral makes: add "
+                 "--ephemeral");
+  if (cli->job_root != NULL && !job_root_name_is_valid (cli->job_root))
+    usage_error ("run", "invalid --name '%s': 1 to %d letters, digits, '-' or '_'",
+                 cli->job_root, JOB_ROOT_NAME_MAX);
   if (!cli->ephemeral)
     {
       if (cli->from != NULL || cli->template_name != NULL || cli->sha256 != NULL

@@ -25,6 +25,10 @@ enum command
   CMD_VERSION,
 };
 
+/* run --ephemeral --name NAME: at most this many letters, digits, '-' and '_' (the root's
+ * name holds it with the job id and the node's name). */
+#define JOB_ROOT_NAME_MAX 12
+
 struct cli
 {
   enum command command;
@@ -50,6 +54,7 @@ struct cli
   char **names;            /* remove NAME...: owned (the strings are argv's) */
   bool force;              /* remove --force: stop the processes inside first */
   bool ephemeral;          /* run --ephemeral: a throwaway root, created from the options above */
+  const char *job_root;    /* run --ephemeral --name: the Slurm job's root of that name */
   struct enter_opts enter; /* enter and run; enter.env.assignments is owned */
 };
 

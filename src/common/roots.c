@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -381,6 +382,46 @@ store_remove (char *const *names, bool force)
   store_paths_clear (&p);
 }
 
+/* For the root of job JOB (run --ephemeral --name): whether Slurm says the job is over.
+ * squeue prints the state of a job it knows (pending, running, completing...), nothing for
+ * one that has ended, and "Invalid job id" once it has forgotten it. Anything else (no
+ * squeue here, no controller answering) is no answer: the root is kept. */
+static bool
+slurm_job_ended (const char *job)
+{
+  int out[2];
+  if (pipe2 (out, O_CLOEXEC) < 0)
+    return false;
+  fflush (NULL);
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      close (out[0]);
+      close (out[1]);
+      return false;
+    }
+  if (pid == 0)
+    {
+      if (dup2 (out[1], STDOUT_FILENO) < 0 || dup2 (out[1], STDERR_FILENO) < 0)
+        _exit (127);
+      execlp ("squeue", "squeue", "--noheader", "--format=%T", "--jobs", job, (char *) NULL);
+      _exit (127);
+    }
+  close (out[1]);
+  size_t len = 0;
+  cleanup_free char *text = read_fd_all (out[0], 4096, &len);
+  close (out[0]);
+  int status;
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return false;
+  if (!WIFEXITED (status) || text == NULL)
+    return false;
+  if (WEXITSTATUS (status) == 0)
+    return strspn (text, " \t\n") == len; /* known, and in no state: ended */
+  return strstr (text, "Invalid job id") != NULL;
+}
+
 bool
 ephemeral_abandoned (const struct store_paths *p, const char *name)
 {
@@ -388,9 +429,22 @@ ephemeral_abandoned (const struct store_paths *p, const char *name)
     return false;
   cleanup_free char *path = paths_run_lock (p, name);
   cleanup_fd int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return errno == ENOENT; /* its run takes the lock before creating the root */
-  return flock (fd, LOCK_SH | LOCK_NB) == 0;
+  if (fd >= 0 && flock (fd, LOCK_SH | LOCK_NB) < 0)
+    return false; /* a run is in it */
+  if (fd < 0 && errno != ENOENT)
+    return false; /* (a run takes the lock before creating the root) */
+  /* A job's named root waits, between steps, for the job's next one. */
+  const char *job = name + strlen (SLURM_JOB_ROOT_PREFIX);
+  size_t digits = strspn (job, "0123456789");
+  if (str_has_prefix (name, SLURM_JOB_ROOT_PREFIX) && digits > 0 && digits < 11
+      && str_has_prefix (job + digits, SLURM_JOB_ROOT_INFIX))
+    {
+      char id[11];
+      memcpy (id, job, digits);
+      id[digits] = '\0';
+      return slurm_job_ended (id);
+    }
+  return true;
 }
 
 int

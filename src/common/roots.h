@@ -47,6 +47,12 @@ void clean_stale_staging (const struct store_paths *p, const char *ours);
  * after it is gone; a root with this prefix whose run lock is free was left by a run that
  * crashed (SIGKILL, power loss). */
 #define EPHEMERAL_PREFIX "ephemeral-"
+/* The throwaway roots of Slurm job steps (slurmstep.h): SLURM_JOB_ROOT_PREFIX "JOB.STEP.NODE"
+ * for a step's, and SLURM_JOB_ROOT_PREFIX "JOB" SLURM_JOB_ROOT_INFIX "NAME.NODE" for a
+ * job's named root, which outlives its steps: it is abandoned once its run lock is free
+ * and Slurm no longer knows the job. */
+#define SLURM_JOB_ROOT_PREFIX EPHEMERAL_PREFIX "slurm-"
+#define SLURM_JOB_ROOT_INFIX ".job-"
 /* True when NAME is a throwaway root whose run is gone. */
 bool ephemeral_abandoned (const struct store_paths *p, const char *name);
 /* Remove every abandoned throwaway root and its locks; how many were removed. create and

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,7 +81,10 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
   store_prepare (&e->paths);
   /* In a Slurm job step the name is the step's on this node, and every task of it holds
    * the run lock shared: a reaper (which takes it exclusively) waits for the last. */
-  e->shared = step_share_from_env (&e->share);
+  e->shared = step_share_from_env (&e->share, cli->job_root);
+  if (cli->job_root != NULL && !e->shared)
+    die ("run --name %s: only a task of a Slurm job step (srun) has a job to keep it for",
+         cli->job_root);
   e->name = e->shared ? xstrdup (e->share.name) : random_name ();
   cleanup_free char *lock = paths_run_lock (&e->paths, e->name);
   e->run_lock = open (lock, O_RDWR | O_CREAT | (e->shared ? 0 : O_EXCL) | O_NOFOLLOW | O_CLOEXEC,
@@ -89,6 +93,13 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
     die_with_error ("run --ephemeral: cannot take the lock %s", lock);
   if (e->shared && !step_share_join (&e->paths, &e->share))
     return; /* an earlier task of the step made it */
+  struct stat st;
+  cleanup_free char *root = paths_root (&e->paths, e->name);
+  if (e->share.job_scoped && lstat (root, &st) == 0)
+    {
+      step_share_created (&e->share, true); /* an earlier step of the job made it */
+      return;
+    }
 
   cleanup_strv char **argv = create_argv (cli, e->name);
   fflush (NULL);
@@ -108,7 +119,10 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
     step_share_created (&e->share, ok);
   if (ok)
     return;
-  /* Killed after its rename into place, the helper leaves a root: ours to remove. */
+  /* Killed after its rename into place, the helper leaves a root: ours to remove (a job's
+   * root included: no step of the job has entered it). */
+  if (e->share.job_scoped)
+    remove_ephemeral (&e->paths, e->name);
   ephemeral_remove (e);
   supervise_exit_like (&end);
 }
@@ -116,7 +130,9 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
 void
 ephemeral_remove (struct ephemeral *e)
 {
-  if (!e->shared || step_share_leave (&e->share))
+  /* The job's root (--name) stays for the job's next steps: reap_abandoned_ephemeral
+   * removes it once the job is over. */
+  if ((!e->shared || step_share_leave (&e->share)) && !e->share.job_scoped)
     remove_ephemeral (&e->paths, e->name);
   if (e->shared)
     step_share_clear (&e->share);

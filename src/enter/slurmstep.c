@@ -30,19 +30,36 @@ struct step_state
   unsigned joined, left, failed;
 };
 
+/* A count of tasks or nodes is never above this. */
+#define COUNT_MAX 1000000
+
 static bool
-parse_uint (const char *s, const char **end, unsigned *out)
+parse_uint_max (const char *s, const char **end, unsigned long max, unsigned *out)
 {
   char *e;
   if (s == NULL || *s < '0' || *s > '9')
     return false;
   errno = 0;
   unsigned long v = strtoul (s, &e, 10);
-  if (errno != 0 || v > 1000000)
+  if (errno != 0 || v > max)
     return false;
   *out = (unsigned) v;
   *end = e;
   return true;
+}
+
+static bool
+parse_uint (const char *s, const char **end, unsigned *out)
+{
+  return parse_uint_max (s, end, COUNT_MAX, out);
+}
+
+/* Job and step ids: 32 bits (a busy cluster's job ids pass a million soon). */
+static bool
+parse_id (const char *s, unsigned *out)
+{
+  const char *end;
+  return parse_uint_max (s, &end, 4294967295UL, out) && *end == '\0';
 }
 
 int
@@ -77,18 +94,19 @@ step_tasks_on_node (const char *list, unsigned index, unsigned *out)
 }
 
 bool
-step_share_from_env (struct step_share *s)
+step_share_from_env (struct step_share *s, const char *job_root)
 {
   const char *job = getenv ("SLURM_JOB_ID"), *step = getenv ("SLURM_STEP_ID");
   const char *node = getenv ("SLURMD_NODENAME"), *tasks = getenv ("SLURM_STEP_TASKS_PER_NODE");
   const char *index_s = getenv ("SLURM_NODEID"), *end;
   unsigned job_id, step_id, index;
+  *s = (struct step_share) { .state_fd = -1 };
   if (job == NULL || step == NULL || node == NULL || tasks == NULL || index_s == NULL
-      || !parse_uint (job, &end, &job_id) || *end != '\0' || !parse_uint (index_s, &end, &index)
+      || !parse_id (job, &job_id) || !parse_uint (index_s, &end, &index)
       || *end != '\0' || step_tasks_on_node (tasks, index, &s->local_tasks) < 0)
     return false;
   /* The step id of a batch script or interactive step is a word, not a number. */
-  if (!parse_uint (step, &end, &step_id) || *end != '\0')
+  if (!parse_id (step, &step_id))
     return false;
   char node_part[NODE_PART_MAX + 1];
   size_t i = 0;
@@ -100,7 +118,11 @@ step_share_from_env (struct step_share *s)
       node_part[i] = ok ? c : '_';
     }
   node_part[i] = '\0';
-  s->name = xasprintf (EPHEMERAL_PREFIX "slurm-%u.%u.%s", job_id, step_id, node_part);
+  s->job_scoped = job_root != NULL;
+  s->step_id = step_id;
+  s->name = s->job_scoped ? xasprintf (SLURM_JOB_ROOT_PREFIX "%u" SLURM_JOB_ROOT_INFIX "%s.%s",
+                                       job_id, job_root, node_part)
+                          : xasprintf (SLURM_JOB_ROOT_PREFIX "%u.%u.%s", job_id, step_id, node_part);
   s->state_path = NULL;
   s->state_fd = -1;
   return true;
@@ -145,7 +167,10 @@ state_unlock (struct step_share *s)
 bool
 step_share_join (const struct store_paths *p, struct step_share *s)
 {
-  s->state_path = xasprintf ("%s/%s.step", p->locks, s->name);
+  /* A job's root is entered by several steps, some at once (srun --overlap): each counts
+   * its own tasks. */
+  s->state_path = s->job_scoped ? xasprintf ("%s/%s.%u.step", p->locks, s->name, s->step_id)
+                                : xasprintf ("%s/%s.step", p->locks, s->name);
   s->state_fd = open (s->state_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (s->state_fd < 0)
     die_with_error ("cannot open %s", s->state_path);

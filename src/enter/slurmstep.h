@@ -10,9 +10,12 @@
 
 struct step_share
 {
-  char *name;           /* EPHEMERAL_PREFIX "slurm-JOB.STEP.NODE" */
+  char *name;           /* SLURM_JOB_ROOT_PREFIX "JOB.STEP.NODE", or "JOB.job-NAME.NODE" */
+  bool job_scoped;      /* run --ephemeral --name: the job's root, kept after the step */
+  unsigned step_id;
   unsigned local_tasks; /* how many of the step's tasks run on this node */
-  char *state_path;     /* locks/NAME.step: "joined left failed" */
+  char *state_path;     /* locks/NAME.step (locks/NAME.STEP.step for a job's root):
+                         * "joined left failed" */
   int state_fd;         /* flock()ed while the state is read or changed */
 };
 
@@ -22,8 +25,9 @@ int step_tasks_on_node (const char *list, unsigned index, unsigned *out);
 
 /* Whether this process is a task of a Slurm job step (SLURM_JOB_ID, SLURM_STEP_ID,
  * SLURM_NODEID, SLURMD_NODENAME and SLURM_STEP_TASKS_PER_NODE, all well-formed); if so,
- * fill S's name and task count. */
-bool step_share_from_env (struct step_share *s);
+ * fill S's name and task count: the step's root on this node, or with JOB_ROOT (run
+ * --ephemeral --name) the job's root of that name on this node. */
+bool step_share_from_env (struct step_share *s, const char *job_root);
 
 /* Join the step's root under the step's lock. True: the root is not there yet and the
  * caller must create it, then call step_share_created() (the lock is held until then,

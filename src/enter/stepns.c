@@ -108,7 +108,7 @@ stepns_from_env (const char *root_name, struct stepns *ns)
 {
   struct step_share s;
   *ns = (struct stepns) { .state_fd = -1, .hold_fd = -1, .keeper_fd = -1 };
-  if (getenv ("ENTER_DEVROOT_STEP_PRIVATE") != NULL || !step_share_from_env (&s))
+  if (getenv ("ENTER_DEVROOT_STEP_PRIVATE") != NULL || !step_share_from_env (&s, NULL))
     return false;
   struct store_paths p;
   store_paths_from_env (&p);

@@ -116,3 +116,41 @@ $(last_run)"
 	[[ $(grep -cE '^n[12] 1 1$' <<<"$output") -eq 4 ]] || fail "tasks shared namespaces
 $(last_run)"
 }
+
+@test "srun: run --ephemeral --name: the job's root on each node outlives its steps, and goes after the job" {
+	local roots=$XDG_DATA_HOME/enter-devroot/roots
+	cat >"$T/job.sh" <<EOS
+#!/bin/sh
+#SBATCH -N2 --ntasks-per-node=2
+#SBATCH --output=$T/batch.out
+srun enter-devroot run --ephemeral --name build --from "$EDR_TEMPLATE" -- /bin/sh -c ': >/step1.\$SLURM_PROCID'
+# Between the steps: the roots are free, but their job runs: a reaper keeps them.
+enter-devroot doctor >/dev/null
+srun enter-devroot run --ephemeral --name build -- /bin/sh -c 'echo "\$SLURMD_NODENAME \$(ls / | grep -c "^step1\\\\.")"'
+EOS
+	run bounded sbatch --wait "$T/job.sh"
+	assert_success
+	run cat "$T/batch.out"
+	# Each task of step 2 sees what the two step-1 tasks of its node left.
+	[[ $(grep -cE '^n[12] 2$' <<<"$output") -eq 4 ]] || fail "step 2 did not find step 1's root
+$(last_run)"
+	[[ $(ls "$roots" | grep -c '\.job-build\.') -eq 2 ]] || fail "not one root per node kept: $(ls -A "$roots")"
+	[[ -z $(ls "$XDG_DATA_HOME/enter-devroot/locks" | grep '\.step$') ]] || fail "step state left"
+	# Once Slurm says the job is over, the next doctor removes them.
+	local i
+	for i in $(seq 20); do
+		enter-devroot doctor >/dev/null 2>&1 || true
+		[[ -n $(ls -A "$roots") ]] || break
+		sleep 0.5
+	done
+	[[ -z $(ls -A "$roots") ]] || fail "the job's roots outlived it: $(ls -A "$roots")"
+}
+
+@test "srun: run --ephemeral --name outside a job step fails, saying why" {
+	run --separate-stderr env -u SLURM_JOB_ID enter-devroot run --ephemeral --name build -- true
+	assert_status 125
+	[[ $stderr == *"--name build: only a task of a Slurm job step"* ]] || fail "$(last_run)"
+	run --separate-stderr enter-devroot run --ephemeral --name 'a/b' -- true
+	assert_status 125
+	[[ $stderr == *"invalid --name 'a/b'"* ]] || fail "$(last_run)"
+}
