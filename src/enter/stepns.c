@@ -159,8 +159,13 @@ keeper_alive (struct stepns *ns, const struct state *st)
   int fd = sys_pidfd_open (st->pid);
   if (fd < 0)
     return false;
-  /* Checked once the pidfd pins the process: it is the keeper, not a reuse of its PID. */
-  if (start_time (st->pid) != st->started)
+  /* Checked once the pidfd pins the process: it is the keeper, not a reuse of its PID, and
+   * it is ours (a state file naming another user's process is a keeper gone: setns would
+   * refuse it anyway, for want of capabilities over its namespaces). */
+  char proc[64];
+  struct stat pst;
+  snprintf (proc, sizeof proc, "/proc/%d", st->pid);
+  if (start_time (st->pid) != st->started || stat (proc, &pst) < 0 || pst.st_uid != getuid ())
     {
       close (fd);
       return false;
