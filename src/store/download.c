@@ -561,12 +561,10 @@ transfer_once (struct transfer *t, const struct download_opts *o, struct progres
   curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, file_write);
   curl_easy_setopt (h, CURLOPT_WRITEDATA, t);
   progress_begin (p, p->enabled, p->label, o->expected_size, t->offset);
-  if (p->enabled)
-    {
-      curl_easy_setopt (h, CURLOPT_XFERINFOFUNCTION, xferinfo);
-      curl_easy_setopt (h, CURLOPT_XFERINFODATA, p);
-      curl_easy_setopt (h, CURLOPT_NOPROGRESS, 0L);
-    }
+  /* Called at least once a second, bar or no bar: where a signal stops the transfer. */
+  curl_easy_setopt (h, CURLOPT_XFERINFOFUNCTION, xferinfo);
+  curl_easy_setopt (h, CURLOPT_XFERINFODATA, p);
+  curl_easy_setopt (h, CURLOPT_NOPROGRESS, 0L);
   if (t->offset > 0 && t->offset == o->expected_size)
     {
       /* Everything is already here (interrupted between the last byte and the rename). */
