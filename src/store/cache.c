@@ -13,6 +13,7 @@
 #include "store/cache.h"
 #include "store/clone.h"
 #include "store/digest.h"
+#include "store/interrupt.h"
 #include "store/userconfig.h"
 
 #define CACHE_DIR_MODE 0700
@@ -65,14 +66,18 @@ open_lock (const struct cache *c, const char *key)
  * client on cluster filesystems), yet not lost when another fd of this process on the same
  * file is closed, as a classic POSIX lock would be. The kernel (or, on NFS, the server when
  * the client's lease expires) drops it when its holder dies: a crashed fetch never leaves a
- * stale lock behind. -1 with errno EAGAIN when WAIT is false and someone holds it. */
+ * stale lock behind. -1 with errno EAGAIN when WAIT is false and someone holds it. A wait
+ * ends on SIGINT, SIGTERM or SIGHUP (interrupt.h): a cancelled job waiting for another
+ * node's download exits now, not when that download is done. */
 static int
 lock_whole_file (int fd, bool wait)
 {
   struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
   int r;
+  if (wait)
+    interrupt_check ();
   while ((r = fcntl (fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &l)) < 0 && errno == EINTR)
-    ;
+    interrupt_check ();
   if (r < 0 && errno == EACCES)
     errno = EAGAIN; /* what some systems answer for a held lock */
   return r;
