@@ -135,8 +135,8 @@ as_user_run (spank_t sp, const char *const *argv, char *const *env)
   return status;
 }
 
-int
-run_and_wait (const char *const *argv, char *const *env, enum child_stdout out)
+pid_t
+spawn_enter_devroot (const char *const *argv, char *const *env, enum child_stdout out)
 {
   pid_t pid = fork ();
   if (pid < 0)
@@ -153,9 +153,22 @@ run_and_wait (const char *const *argv, char *const *env, enum child_stdout out)
       exec_enter_devroot (argv, env);
       _exit (EXIT_CANNOT_EXEC);
     }
+  return pid;
+}
+
+int
+wait_enter_devroot (pid_t pid)
+{
   int status = wait_status (pid, config.enter_devroot);
   if (status == EXIT_CANNOT_EXEC)
     slurm_error ("%s: cannot run %s (enter_devroot= in plugstack.conf)", PLUGIN_NAME,
                  config.enter_devroot);
   return status;
+}
+
+int
+run_and_wait (const char *const *argv, char *const *env, enum child_stdout out)
+{
+  pid_t pid = spawn_enter_devroot (argv, env, out);
+  return pid < 0 ? -1 : wait_enter_devroot (pid);
 }

@@ -97,6 +97,10 @@ enum child_stdout
 };
 /* For a process that is already the job's user (srun, a task): fork, exec, wait. */
 int run_and_wait (const char *const *argv, char *const *env, enum child_stdout out);
+/* The same in two steps: the child's pid (-1 when fork failed), then its exit status, or
+ * -1 when it was killed or could not be run. */
+pid_t spawn_enter_devroot (const char *const *argv, char *const *env, enum child_stdout out);
+int wait_enter_devroot (pid_t pid);
 
 /* Per context (dispatch.c calls them). */
 int srun_local_user_init (spank_t sp);
