@@ -107,6 +107,37 @@ f.close()' "$SHARED/locks/$TSHA.lock" "$T/held" "$T/released" &
 		"$done_at" "$(cat "$T/released")" || fail "the fetch did not wait for the fcntl lock"
 }
 
+@test "cache: a fetch waiting for another process's lock ends at once on SIGTERM" {
+	export ENTER_DEVROOT_CACHE=$SHARED
+	mkdir -p "$SHARED/locks"
+	# The lock held as another node's download would hold it, for longer than the test.
+	python3 -c '
+import fcntl, sys, time
+f = open(sys.argv[1], "a")
+fcntl.lockf(f, fcntl.LOCK_EX)
+open(sys.argv[2], "w").close()
+time.sleep(60)' "$SHARED/locks/$TSHA.lock" "$T/held" &
+	local holder=$! i fetch rc=0
+	for ((i = 0; i < 50; i++)); do
+		[[ -e $T/held ]] && break
+		sleep 0.1
+	done
+	[[ -e $T/held ]] || fail "the lock holder did not start"
+	enter-devroot fetch t --index "$HTTP/fast-index" >/dev/null 2>"$T/fetch.err" &
+	fetch=$!
+	# Not a terminal: the fetch waits without a word. Cached in no time once it has the lock.
+	sleep 1
+	kill -0 "$fetch" 2>/dev/null || { kill "$holder"; fail "the fetch did not wait: $(cat "$T/fetch.err")"; }
+	SECONDS=0
+	kill -TERM "$fetch"
+	wait "$fetch" || rc=$?
+	kill "$holder" 2>/dev/null || true
+	wait "$holder" || true
+	[[ $rc -eq 143 && $SECONDS -le 2 ]] || fail "status $rc after $SECONDS s: $(cat "$T/fetch.err")"
+	grep -q 'interrupted: nothing created' "$T/fetch.err" || fail "$(cat "$T/fetch.err")"
+	assert_cache_sound "$SHARED"
+}
+
 @test "cache: a file altered in the shared cache is caught before use, deleted and fetched again" {
 	export ENTER_DEVROOT_CACHE=$SHARED
 	enter-devroot fetch t --index "$HTTP/fast-index" >/dev/null

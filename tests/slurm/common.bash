@@ -128,3 +128,43 @@ assert_no_step_namespaces_left() {
 	left=$(ls "$XDG_DATA_HOME/enter-devroot/locks" 2>/dev/null | grep -E '\.ns(hold)?$' || true)
 	[[ -z $left ]] || fail "namespace state left: $left"
 }
+
+# ---- A pull cancelled half-way (cache.bats, spank.bats, srun.bats). The cache's design
+# (src/store/cache.h): sha256/HEX is renamed in whole and verified; partial/KEY with
+# KEY.validators is a download kept to be resumed, hashed again in whole before it is
+# renamed, so a later run never takes it for a complete file.
+
+# wait_partial CACHE KEY BYTES: bounded wait until partial/KEY holds BYTES at least.
+wait_partial() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[[ $(stat -c %s "$1/partial/$2" 2>/dev/null || echo 0) -ge $3 ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# assert_cache_sound CACHE: every file in sha256/ is named by a digest and hashes to it;
+# partial/ holds only downloads kept for resuming (a digest, with its validators); and no
+# process still holds a fetch lock (a classic POSIX lock conflicts with the fetch's OFD lock).
+assert_cache_sound() {
+	local f name
+	for f in "$1"/sha256/* "$1"/sha256/.[!.]*; do
+		[[ -e $f ]] || continue
+		name=${f##*/}
+		[[ $name =~ ^[0-9a-f]{64}$ ]] || fail "a file in the cache not named by a digest: $f"
+		[[ $(sha256sum <"$f" | cut -d' ' -f1) == "$name" ]] || fail "$f does not hash to its name"
+	done
+	for f in "$1"/partial/* "$1"/partial/.[!.]*; do
+		[[ -e $f ]] || continue
+		name=${f##*/}
+		name=${name%.validators}
+		[[ $name =~ ^[0-9a-f]{64}$ && -e $1/partial/$name.validators ]] ||
+			fail "a partial file that cannot be resumed: $f ($(ls -A "$1/partial"))"
+	done
+	for f in "$1"/locks/*.lock; do
+		[[ -e $f ]] || continue
+		python3 -c 'import fcntl, sys; fcntl.lockf(open(sys.argv[1], "a"), fcntl.LOCK_EX | fcntl.LOCK_NB)' "$f" ||
+			fail "a fetch still holds $f"
+	done
+}

@@ -12,6 +12,9 @@ setup_file() {
 	http_serve_template
 	printf '[t]\nurl = t.tar.gz\nsha256 = %s\nsize = %s\ndescription = t\n' \
 		"$TSHA" "$TSIZE" >"$WWW/index"
+	# 1 MB at 50 kB/s: a pull that takes 20 s, to be cancelled half-way.
+	printf '[t]\nurl = @rate=50000/t.tar.gz\nsha256 = %s\nsize = %s\ndescription = t\n' \
+		"$TSHA" "$TSIZE" >"$WWW/slow-index"
 }
 
 teardown_file() { http_stop; }
@@ -94,6 +97,41 @@ $(last_run)"
 	[[ $(downloads) -eq 1 ]] || fail "downloaded $(downloads) times"
 	[[ $(calls | grep -c ' fetch t$') -eq 1 ]] || fail "fetch ran other than once: $(calls)"
 	[[ $(calls | grep -c ' create .* --template t') -eq 2 ]] || fail "$(calls)"
+}
+
+@test "spank: scancel while srun fetches the template: srun ends, no root, a sound cache; the next job resumes the fetch" {
+	export ENTER_DEVROOT_INDEX=$HTTP/slow-index ENTER_DEVROOT_CACHE=$T/shared
+	srun_ -N2 -n2 --ntasks-per-node=1 --devroot-image=t /bin/sh -c ": >$T/ran" >"$T/first.out" 2>&1 &
+	local first=$! job rc=0 took kept
+	wait_partial "$ENTER_DEVROOT_CACHE" "$TSHA" 100000 || fail "the fetch did not get going: $(cat "$T/first.out")"
+	job=$(squeue -h -u "$(id -un)" -o %i)
+	[[ $job =~ ^[0-9]+$ ]] || fail "not one job: '$job'"
+	SECONDS=0
+	scancel "$job"
+	wait "$first" || rc=$?
+	took=$SECONDS
+	[[ $rc -ne 0 ]] || fail "srun succeeded: $(cat "$T/first.out")"
+	# The rest of the download takes 18 s: srun must not wait for it (it did: 19 s).
+	[[ $took -le 6 ]] || fail "srun ended $took s after scancel: $(cat "$T/first.out")"
+	grep -q "job $job ended while template t was being fetched" "$T/first.out" || fail "$(cat "$T/first.out")"
+	assert_cache_sound "$ENTER_DEVROOT_CACHE"
+	[[ -z $(ls -A "$ENTER_DEVROOT_CACHE/sha256") ]] || fail "a file entered the cache before it was complete"
+	kept=$(stat -c %s "$ENTER_DEVROOT_CACHE/partial/$TSHA") || fail "the downloaded part was not kept"
+	[[ ! -e $T/ran ]] || fail "the command ran"
+	[[ -z $(calls | grep ' create ') ]] || fail "a node created a root: $(calls)"
+	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
+
+	MARK=$(wc -l <"$S/http.log")
+	run --separate-stderr srun_ -N2 -n2 --ntasks-per-node=1 --devroot-image=t /bin/sh -c 'grep PRETTY /etc/os-release'
+	assert_success
+	assert_output "$(printf '%s\n%s' "$MINIMAL" "$MINIMAL")"
+	# Only what was missing: one request, from the byte the cancelled fetch had reached.
+	[[ $(downloads) -eq 1 ]] || fail "downloaded $(downloads) times"
+	grep -q "t\.tar\.gz range=bytes=$kept- .* status=206" <(tail -n +"$((MARK + 1))" "$S/http.log") ||
+		fail "not resumed at byte $kept: $(tail -n +"$((MARK + 1))" "$S/http.log")"
+	assert_cache_sound "$ENTER_DEVROOT_CACHE"
+	[[ $(ls "$ENTER_DEVROOT_CACHE/sha256") == "$TSHA" ]] || fail "cached: $(ls "$ENTER_DEVROOT_CACHE/sha256")"
+	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
 }
 
 @test "spank: a template that cannot be fetched fails srun before any task, the cause on its stderr" {
