@@ -447,6 +447,29 @@ ephemeral_abandoned (const struct store_paths *p, const char *name)
   return true;
 }
 
+/* A Slurm step's state files of throwaway root NAME (locks/NAME.step, and a job's root's
+ * locks/NAME.STEP.step): the last task of a step removes its own, but tasks killed with
+ * SIGKILL leave theirs; once the root goes, nothing reads them. */
+static void
+remove_step_state (const struct store_paths *p, const char *name)
+{
+  DIR *d = opendir (p->locks);
+  if (d == NULL)
+    return;
+  size_t n = strlen (name);
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    {
+      const char *rest = de->d_name + n;
+      if (strncmp (de->d_name, name, n) != 0 || !str_has_suffix (rest, ".step"))
+        continue;
+      size_t middle = strlen (rest) - strlen (".step");
+      if (middle == 0
+          || (rest[0] == '.' && middle > 1 && strspn (rest + 1, "0123456789") == middle - 1))
+        unlinkat (dirfd (d), de->d_name, 0);
+    }
+  closedir (d);
+}
+
 int
 remove_ephemeral (const struct store_paths *p, const char *name)
 {
@@ -463,6 +486,7 @@ remove_ephemeral (const struct store_paths *p, const char *name)
   cleanup_free char *run_lock = paths_run_lock (p, name);
   unlink (lock);
   unlink (run_lock);
+  remove_step_state (p, name);
   close (lockfd);
   return ret;
 }

@@ -303,6 +303,13 @@ str_has_prefix (const char *s, const char *prefix)
   return strncmp (s, prefix, strlen (prefix)) == 0;
 }
 
+bool
+str_has_suffix (const char *s, const char *suffix)
+{
+  size_t n = strlen (s), m = strlen (suffix);
+  return n >= m && strcmp (s + n - m, suffix) == 0;
+}
+
 int
 parse_byte_size (const char *s, uint64_t *out)
 {

@@ -81,6 +81,7 @@ int mkdir_p (const char *path, mode_t mode);
 void close_fds_from (int lowfd);
 
 bool str_has_prefix (const char *s, const char *prefix);
+bool str_has_suffix (const char *s, const char *suffix);
 
 /* Parse a byte count: digits, optionally followed by K, M, G or T (powers of 1024, an
  * optional "iB" or "B" after the letter). 0 on success, -1 (errno EINVAL or ERANGE) for

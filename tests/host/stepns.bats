@@ -41,17 +41,23 @@ wait_for() {
 	fail "$1 never appeared: $(cat "$T"/task*.err)"
 }
 
-# keeper: the PID recorded in the state file.
-keeper() { cut -d' ' -f1 "$NS_STATE"; }
-
-# The enter-devroot processes of this test (keeper and holder included), by their store.
-our_processes() {
-	local p
-	for p in $(pgrep -u "$(id -u)" -x enter-devroot); do
-		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "XDG_DATA_HOME=$XDG_DATA_HOME" && echo "$p"
+# keeper: the PID recorded in the state file, once there is one (at most 30 s: the file is
+# made empty, then written).
+keeper() {
+	local i k
+	for i in $(seq 300); do
+		k=$(cut -d' ' -f1 "$NS_STATE" 2>/dev/null)
+		[[ $k =~ ^[0-9]+$ ]] && { echo "$k"; return 0; }
+		sleep 0.1
 	done
-	true
+	fail "no keeper recorded in $NS_STATE"
 }
+
+# The enter-devroot processes of this suite (keeper and holder included: their command line
+# is the task's), by the path of the binary under test, which no other suite runs; this
+# suite's tests run one at a time. (Their environment cannot tell: a process that has
+# changed user namespace is no longer dumpable, and its /proc/PID/environ is closed.)
+our_processes() { pgrep -u "$(id -u)" -f "^$EDR_BIN " || true; }
 
 assert_all_gone() {
 	local i left
@@ -92,7 +98,6 @@ assert_all_gone() {
 
 @test "stepns: a task killed with SIGKILL never leaves: the keeper's holder ends the namespaces" {
 	task 0 'sleep 1000'
-	wait_for "$NS_STATE"
 	local k
 	k=$(keeper)
 	[[ -d /proc/$k ]] || fail "no keeper $k"
@@ -124,4 +129,20 @@ assert_all_gone() {
 	run cat "$T/task0.out" "$T/task1.out"
 	assert_output $'a\nb'
 	[[ ! -e $NS_STATE ]] || fail "a state file was made"
+}
+
+@test "stepns: run --ephemeral's tasks killed with SIGKILL: the next doctor removes the root and the step's state" {
+	local name=ephemeral-slurm-$SLURM_JOB_ID.0.n1
+	SLURM_PROCID=0 "$EDR_BIN" run --mode userns --ephemeral --from "$EDR_TEMPLATE" -- sleep 1000 \
+		>"$T/task0.out" 2>"$T/task0.err" &
+	PIDS+=($!)
+	NS_STATE=$(store)/locks/$name@$name.ns
+	wait_for "$NS_STATE"
+	[[ -e $(store)/locks/$name.step && -d $(root_of "$name") ]] || fail "no step state or root"
+	kill -KILL "${PIDS[0]}"
+	assert_all_gone
+	edr_run doctor
+	[[ ! -e $(root_of "$name") ]] || fail "the root was not reaped"
+	run ls -A "$(store)/locks"
+	refute_output --partial "$name"
 }

@@ -108,18 +108,17 @@ $(last_run)"
 	done
 }
 
-# Fail if a keeper of shared namespaces or its holder (an enter-devroot of this test's, by
-# its XDG_DATA_HOME: other suites may run as the same user), their state, or a process
+# Fail if a keeper of shared namespaces or its holder (an enter-devroot of this suite's, by
+# the path of the binary under test or the plugin's argv[0]: other suites may run as the
+# same user, but not as either; their environment cannot tell, for a process
+# that changed user namespace has its /proc/PID/environ closed), their state, or a process
 # whose command line holds $1 (what a task left behind) is still there. The holder may
 # take a moment to go: 5 s.
 assert_no_step_namespaces_left() {
-	local i pid left
+	local i left
 	for i in $(seq 50); do
-		left=
-		for pid in $(pgrep -u "$(id -un)" -x enter-devroot); do
-			tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "XDG_DATA_HOME=$XDG_DATA_HOME" &&
-				left+=" $pid"
-		done
+		# (The plugin runs it as plain "enter-devroot"; srun gives the path.)
+		left=$(pgrep -u "$(id -un)" -f "^($EDR_BIN|enter-devroot) " | tr '\n' ' ')
 		[[ -z ${1:-} ]] || left+=$(pgrep -u "$(id -un)" -f "$1" | tr '\n' ' ')
 		[[ -n ${left// /} ]] || break
 		sleep 0.1
