@@ -130,3 +130,7 @@ struct step_shared *step_shared_lock (void);
 void step_shared_unlock (struct step_shared *s);
 enum prepare_state step_shared_state (const struct step_shared *s);
 void step_shared_set_state (struct step_shared *s, enum prepare_state state);
+/* Count one more task whose command has ended; the count (the lock is held). */
+unsigned step_shared_command_ended (struct step_shared *s);
+/* export's --compress for FILE, from its name. */
+const char *save_compression (const char *file);

@@ -22,6 +22,7 @@ struct step_shared
 {
   pthread_mutex_t lock;
   enum prepare_state state;
+  unsigned commands_ended; /* tasks whose command has ended (--devroot-save: the last saves) */
 };
 
 static struct step_shared *shared;
@@ -79,6 +80,12 @@ void
 step_shared_set_state (struct step_shared *s, enum prepare_state state)
 {
   s->state = state;
+}
+
+unsigned
+step_shared_command_ended (struct step_shared *s)
+{
+  return ++s->commands_ended;
 }
 
 /* The job's value of NAME as "NAME=value" in BUF, or false. */
@@ -152,8 +159,7 @@ stepd_init_post_opt (spank_t sp)
   return 0;
 }
 
-/* export's --compress for FILE, from its name. */
-static const char *
+const char *
 save_compression (const char *file)
 {
   static const char *const by_suffix[][2] = {
@@ -169,14 +175,17 @@ save_compression (const char *file)
   return "zstd";
 }
 
-/* When the step's last local task has exited: --devroot-save's export, then the removal of
- * an unnamed root, once, each by enter-devroot as the job's user. */
+/* When the step's last local task has exited: the removal of an unnamed root, once, by
+ * enter-devroot as the job's user. (--devroot-save's export happened in that task, before
+ * it exited: task-as-user.c.) */
 static int
 finish_root (spank_t sp)
 {
   if (shared == NULL || shared->state != PREPARE_DONE)
     return 0;
   shared->state = PREPARE_PENDING; /* finished, or tried: never twice */
+  if (request.name != NULL)
+    return 0;
   char name[ROOT_NAME_MAX + 1];
   if (root_name (sp, name) < 0)
     return -1;
@@ -189,27 +198,12 @@ finish_root (spank_t sp)
     env[n++] = home;
   if (job_assignment (sp, "XDG_DATA_HOME", data, sizeof data))
     env[n++] = data;
-  int r = 0;
-  if (request.save != NULL)
-    {
-      const char *argv[] = { "enter-devroot", "export", name, request.save, "--compress",
-                             save_compression (request.save), "--quiet", NULL };
-      int status = as_user_run (sp, argv, env);
-      if (status != 0)
-        {
-          slurm_error ("%s: devroot %s was not saved to %s (status %d)", PLUGIN_NAME, name,
-                       request.save, status);
-          r = -1;
-        }
-    }
-  if (request.name != NULL)
-    return r;
   const char *argv[] = { "enter-devroot", "remove", name, NULL };
   int status = as_user_run (sp, argv, env);
   if (status != 0)
     slurm_error ("%s: devroot %s of this step was not removed (status %d)", PLUGIN_NAME, name,
                  status);
-  return status == 0 ? r : -1;
+  return status == 0 ? 0 : -1;
 }
 
 /* slurmstepd reaps every task of the step here, in its own process, and only then tells srun

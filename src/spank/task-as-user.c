@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <slurm/slurm.h>
 
@@ -302,6 +304,57 @@ collect_binds (const char *cwd, const char *home, struct binds *b)
   return 0;
 }
 
+/* --devroot-save: instead of becoming `enter-devroot run`, the task runs it as a child and
+ * waits; the last of the node's tasks to see its command end exports the root, so that a
+ * failed save is the task's failure, on srun's stderr and in srun's status (an export in
+ * slurmstepd after the tasks have exited could only be logged). Signals need no passing
+ * on: Slurm signals every process of the step. Never returns. */
+__attribute__((noreturn)) static void
+run_then_save (spank_t sp, const char *const *argv, char *const *env, const char *name)
+{
+  uint32_t local_tasks = 0;
+  spank_get_item (sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks);
+  fflush (NULL);
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      fprintf (stderr, "%s: fork: %s\n", PLUGIN_NAME, strerror (errno));
+      _exit (1);
+    }
+  if (pid == 0)
+    {
+      exec_enter_devroot (argv, env);
+      fprintf (stderr, "%s: cannot run %s: %s\n", PLUGIN_NAME, config.enter_devroot,
+               strerror (errno));
+      _exit (127);
+    }
+  int status;
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      _exit (1);
+  struct step_shared *s = step_shared_lock ();
+  bool last = s != NULL && step_shared_command_ended (s) >= local_tasks;
+  if (s != NULL)
+    step_shared_unlock (s);
+  int saved = 0;
+  if (last)
+    {
+      const char *export[] = { "enter-devroot", "export", name, request.save, "--compress",
+                               save_compression (request.save), "--quiet", NULL };
+      saved = run_and_wait (export, env, STDOUT_TO_STDERR);
+      if (saved != 0)
+        fprintf (stderr, "%s: devroot %s was not saved to %s (the line above says why)\n",
+                 PLUGIN_NAME, name, request.save);
+    }
+  if (WIFSIGNALED (status))
+    {
+      signal (WTERMSIG (status), SIG_DFL);
+      raise (WTERMSIG (status));
+    }
+  int code = WIFEXITED (status) ? WEXITSTATUS (status) : 1;
+  _exit (code != 0 ? code : saved != 0 ? 1 : 0);
+}
+
 int
 task_init (spank_t sp)
 {
@@ -388,6 +441,8 @@ task_init (spank_t sp)
     for (int a = 0; a < argc; a++)
       argv[i++] = job_argv[a];
   argv[i] = NULL;
+  if (request.save != NULL)
+    run_then_save (sp, argv, env, name);
   exec_enter_devroot (argv, env);
   fprintf (stderr, "%s: cannot run %s: %s\n", PLUGIN_NAME, config.enter_devroot, strerror (errno));
   free (argv);

@@ -335,6 +335,20 @@ made in [0-9]+$'
 	[[ $(calls | grep -c ' export slurm-') -eq 1 ]] || fail "not one export: $(calls)"
 }
 
+@test "spank: a --devroot-save that fails when the step ends fails srun, the cause on its stderr" {
+	mkdir "$T/out"
+	# The submit directory is bound: the command itself takes the write permission away.
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" --devroot-save="$T/out/saved.tar.zst" \
+		/bin/sh -c "chmod 555 '$T/out'"
+	chmod 755 "$T/out"
+	[[ $status -ne 0 ]] || fail "srun succeeded although the save failed
+$(last_run)"
+	[[ $stderr == *"was not saved to $T/out/saved.tar.zst"* && $stderr == *"cannot create a temporary file"* ]] || fail "no word of the failed save on srun's stderr
+$(last_run)"
+	[[ ! -e $T/out/saved.tar.zst ]] || fail "an archive was written"
+	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
+}
+
 @test "spank: --devroot-save refuses a directory and a file that is not an archive, before the command" {
 	mkdir "$T/dir"
 	echo "keep me" >"$T/dir/file"
