@@ -253,10 +253,10 @@ for i, (n, label) in enumerate([("minbase", "Debian root .tar.zst"),
 md.append("")
 md += [open(os.path.join(os.path.dirname(out), "NOTES.md")).read()] \
     if os.path.exists(os.path.join(os.path.dirname(out), "NOTES.md")) else []
-# The pull table (bench/oci-pull, a run of its own) is kept as it was.
+# The tables of runs of their own (bench/oci-pull, dirty-create, ci-jobs, slurm-jobs), each
+# between <!-- NAME --> and <!-- /NAME --> markers, are kept as they were.
 if os.path.exists(out):
-    kept = re.search(r"<!-- oci-pull -->.*?<!-- /oci-pull -->", open(out).read(), re.S)
-    if kept:
+    for kept in re.finditer(r"<!-- ([a-z-]+) -->.*?<!-- /\1 -->", open(out).read(), re.S):
         md += ["", kept.group(0)]
 with open(out, "w") as f:
     f.write("\n".join(md) + "\n")
