@@ -155,10 +155,16 @@ static const struct command_info commands[] = {
     "The catalogue is, from the weakest setting to the strongest: the one enter-devroot was\n"
     "built with (configure --with-default-index), 'index = URL' in\n"
     "${XDG_CONFIG_HOME:-~/.config}/enter-devroot/config, $ENTER_DEVROOT_INDEX, --index.\n" },
-  { "fetch", CMD_FETCH, true, "fetch TEMPLATE [--index URL] [--cacert FILE] [--quiet]",
+  { "fetch", CMD_FETCH, true, "fetch TEMPLATE [--index URL] [--cacert FILE] [--quiet]\n"
+    "       enter-devroot fetch --from docker://IMAGE [--platform P] [--cacert FILE]\n"
+    "                       [--insecure-http] [--quiet]",
     "Download TEMPLATE from the catalogue and verify its SHA-256 into the cache, without\n"
     "creating a devroot; print the cached file's path. An interrupted download resumes where\n"
-    "it stopped when the server's ETag or Last-Modified still match.\n" },
+    "it stopped when the server's ETag or Last-Modified still match.\n"
+    "With --from, download what a create of the image needs (its index and manifest, config\n"
+    "and layers) into the cache, verified, and print the reference pinned to the digest its\n"
+    "tag names now (docker://REGISTRY/REPO@sha256:HEX): a create --from that reference then\n"
+    "asks the registry nothing (a Slurm job's tasks, on any node sharing the cache).\n" },
   { "cache", CMD_CACHE, false, "cache list [--json] | cache clean [--quiet]",
     "Show or empty the download cache, ${XDG_CACHE_HOME:-~/.cache}/enter-devroot: verified\n"
     "files named by their SHA-256, and partial downloads. 'clean' leaves downloads that\n"
@@ -301,9 +307,11 @@ struct option_info
 #define FETCHING (ON (CMD_CREATE) | ON (CMD_TEMPLATES) | ON (CMD_FETCH) | ON (CMD_RUN))
 /* create's options, which run accepts with --ephemeral (check_run). */
 #define CREATING (ON (CMD_CREATE) | ON (CMD_RUN))
+/* What fetch --from takes of them. */
+#define PULLING (CREATING | ON (CMD_FETCH))
 static const struct option_info options[] = {
   { "help", OPT_HELP, false, ~0u },
-  { "from", OPT_FROM, true, CREATING },
+  { "from", OPT_FROM, true, PULLING },
   { "template", OPT_TEMPLATE, true, CREATING },
   { "sha256", OPT_SHA256, true, CREATING },
   { "json", OPT_JSON, false, ON (CMD_LIST) | ON (CMD_TEMPLATES) | ON (CMD_CACHE) | ON (CMD_IMAGES) },
@@ -320,8 +328,8 @@ static const struct option_info options[] = {
   { "no-landlock", OPT_NO_LANDLOCK, false, ENTERING },
   { "no-host-dns", OPT_NO_HOST_DNS, false, ENTERING },
   { "root", OPT_ROOT, false, ENTERING },
-  { "platform", OPT_PLATFORM, true, CREATING },
-  { "insecure-http", OPT_INSECURE_HTTP, false, CREATING },
+  { "platform", OPT_PLATFORM, true, PULLING },
+  { "insecure-http", OPT_INSECURE_HTTP, false, PULLING },
   { "entrypoint", OPT_ENTRYPOINT, false, ON (CMD_RUN) },
   { "compress", OPT_COMPRESS, true, ON (CMD_EXPORT) },
   { "description", OPT_DESCRIPTION, true, ON (CMD_PUBLISH) },
@@ -583,7 +591,14 @@ cli_parse (int argc, char **argv, struct cli *cli)
 
   if (c->command == CMD_RUN)
     check_run (cli);
-  if (c->takes_name && cli->name == NULL && !cli->ephemeral)
+  if (c->command == CMD_FETCH && cli->from != NULL && cli->name != NULL)
+    usage_error (c->name, "TEMPLATE or --from IMAGE, not both");
+  if (c->command == CMD_FETCH && cli->from == NULL && (cli->platform != NULL || cli->insecure_http))
+    usage_error (c->name, "--platform and --insecure-http only apply to --from IMAGE");
+  if (c->command == CMD_FETCH && cli->from != NULL && cli->index != NULL)
+    usage_error (c->name, "--index names a catalogue: it does not apply to --from IMAGE");
+  if (c->takes_name && cli->name == NULL && !cli->ephemeral
+      && !(c->command == CMD_FETCH && cli->from != NULL))
     usage_error (c->name, "missing %s", c->command == CMD_FETCH ? "TEMPLATE" : "NAME");
   if (c->command == CMD_CREATE)
     check_create (cli, "create");

@@ -102,6 +102,11 @@ int run_and_wait (const char *const *argv, char *const *env, enum child_stdout o
 pid_t spawn_enter_devroot (const char *const *argv, char *const *env, enum child_stdout out);
 int wait_enter_devroot (pid_t pid);
 
+/* srun passes the tasks the docker:// image it pulled, pinned to its digest, as
+ * PINNED_IMAGE_VAR="IMAGE PINNED" in their environment (srun-as-user.c). */
+#define PINNED_IMAGE_VAR "ENTER_DEVROOT_PINNED_IMAGE"
+#define PINNED_IMAGE_MAX 1024
+
 /* Per context (dispatch.c calls them). */
 int srun_local_user_init (spank_t sp);
 int stepd_user_init (spank_t sp);

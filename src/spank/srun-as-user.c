@@ -1,7 +1,11 @@
 /* srun, the user's own process, once per job step after the allocation and before any task
- * launches: one pull per job. A template is fetched into the (possibly shared) cache here,
- * once, with its progress and any error on the user's terminal; the nodes then only find it
- * cached. A bad image ends srun here, before any task runs.
+ * launches: one pull per job. A template, or a docker:// image, is fetched into the
+ * (possibly shared) cache here, once, with its progress and any error on the user's
+ * terminal; the nodes then only find it cached. For an image, `fetch --from` prints the
+ * reference pinned to the digest its tag names now, which srun passes to the tasks in
+ * their environment (PINNED_IMAGE_VAR): every node creates that very image from the cache
+ * without asking the registry, even if the tag moves meanwhile. A bad image ends srun
+ * here, before any task runs.
  *
  * srun hears nothing of a scancel before its tasks launch (it only learns when launching
  * them that the job's credential was revoked), so while the pull runs the plugin asks
@@ -9,7 +13,11 @@
  * SIGTERM, on which fetch keeps what it downloaded for the next pull to resume (then
  * SIGKILL if it has not ended after a grace period). */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/wait.h>
@@ -70,10 +78,50 @@ wait_pull (pid_t pid, uint32_t job, bool *cancelled)
   return wait_enter_devroot (pid);
 }
 
+/* fetch --from IMAGE, its stdout (the pinned reference, one line) into PIPE's write end. */
+static pid_t
+spawn_image_pull (const char *image, int pipe_w)
+{
+  const char *argv[] = { "enter-devroot", "fetch", "--from", image, NULL };
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      slurm_error ("%s: fork: %m", PLUGIN_NAME);
+      return -1;
+    }
+  if (pid == 0)
+    {
+      /* Nothing but async-signal-safe calls in a child of a threaded process (srun). */
+      if (dup2 (pipe_w, STDOUT_FILENO) < 0)
+        _exit (127);
+      exec_enter_devroot (argv, environ);
+      _exit (127);
+    }
+  return pid;
+}
+
+/* The pinned reference fetch printed: one line of a reference's characters, or false. */
+static bool
+read_pinned (int fd, char *buf, size_t size)
+{
+  size_t n = 0;
+  ssize_t r;
+  while (n < size - 1 && (r = read (fd, buf + n, size - 1 - n)) > 0)
+    n += (size_t) r;
+  buf[n] = '\0';
+  if (n == 0 || buf[n - 1] != '\n' || strncmp (buf, "docker://", strlen ("docker://")) != 0)
+    return false;
+  buf[n - 1] = '\0';
+  return strpbrk (buf, " \t\n") == NULL;
+}
+
 int
 srun_local_user_init (spank_t sp)
 {
-  if (request.image == NULL || !image_is_template (request.image))
+  bool template = request.image != NULL && image_is_template (request.image);
+  bool image = request.image != NULL
+               && strncmp (request.image, "docker://", strlen ("docker://")) == 0;
+  if (!template && !image)
     return 0;
   uint32_t job;
   if (spank_get_item (sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
@@ -81,18 +129,60 @@ srun_local_user_init (spank_t sp)
       slurm_error ("%s: cannot read the job's id", PLUGIN_NAME);
       return -1;
     }
-  const char *argv[] = { "enter-devroot", "fetch", request.image, NULL };
-  /* fetch prints the cached file's path: the job's output has no use for it. */
-  pid_t pid = spawn_enter_devroot (argv, environ, STDOUT_TO_STDERR);
+  int out[2] = { -1, -1 };
+  pid_t pid;
+  if (template)
+    {
+      const char *argv[] = { "enter-devroot", "fetch", request.image, NULL };
+      /* fetch prints the cached file's path: the job's output has no use for it. */
+      pid = spawn_enter_devroot (argv, environ, STDOUT_TO_STDERR);
+    }
+  else
+    {
+      if (pipe2 (out, O_CLOEXEC) < 0)
+        {
+          slurm_error ("%s: pipe: %m", PLUGIN_NAME);
+          return -1;
+        }
+      pid = spawn_image_pull (request.image, out[1]);
+      close (out[1]);
+    }
   if (pid < 0)
-    return -1;
+    {
+      if (out[0] >= 0)
+        close (out[0]);
+      return -1;
+    }
   bool cancelled;
+  /* The reference is one line, far below a pipe's capacity: fetch never blocks on it. */
   int status = wait_pull (pid, job, &cancelled);
+  char pinned[PINNED_IMAGE_MAX];
+  bool got = out[0] >= 0 && read_pinned (out[0], pinned, sizeof pinned);
+  if (out[0] >= 0)
+    close (out[0]);
+  const char *what = template ? "template" : "image";
   if (cancelled)
-    slurm_error ("%s: job %u ended while template %s was being fetched: the fetch was "
-                 "stopped", PLUGIN_NAME, job, request.image);
+    slurm_error ("%s: job %u ended while %s %s was being fetched: the fetch was stopped",
+                 PLUGIN_NAME, job, what, request.image);
   else if (status != 0)
-    slurm_error ("%s: cannot fetch template %s (the line above says why)", PLUGIN_NAME,
+    slurm_error ("%s: cannot fetch %s %s (the line above says why)", PLUGIN_NAME, what,
                  request.image);
-  return status == 0 && !cancelled ? 0 : -1;
+  if (status != 0 || cancelled)
+    return -1;
+  if (image && !got)
+    {
+      slurm_error ("%s: fetch --from %s printed no pinned reference", PLUGIN_NAME, request.image);
+      return -1;
+    }
+  /* "IMAGE PINNED": the tasks use PINNED only for the IMAGE they were given. srun's own
+   * environment is the one it sends the tasks (spank_setenv is for slurmstepd only); with
+   * --export=NONE it does not reach them, and they create from the tag as given. */
+  char value[2 * PINNED_IMAGE_MAX];
+  if (image && (snprintf (value, sizeof value, "%s %s", request.image, pinned) >= (int) sizeof value
+                || setenv (PINNED_IMAGE_VAR, value, 1) < 0))
+    {
+      slurm_error ("%s: cannot pass the pinned image to the tasks", PLUGIN_NAME);
+      return -1;
+    }
+  return 0;
 }

@@ -37,6 +37,18 @@ root_exists (char *const *env, const char *name)
   return run_and_wait (argv, env, STDOUT_DISCARDED) == 0;
 }
 
+/* The reference srun pinned REQUEST.image to, from the task's environment, or the image. */
+static const char *
+image_to_create (char *const *env)
+{
+  size_t prefix = strlen (PINNED_IMAGE_VAR "="), image = strlen (request.image);
+  for (char *const *e = env; *e != NULL; e++)
+    if (strncmp (*e, PINNED_IMAGE_VAR "=", prefix) == 0
+        && strncmp (*e + prefix, request.image, image) == 0 && (*e)[prefix + image] == ' ')
+      return *e + prefix + image + 1;
+  return request.image;
+}
+
 static int
 create_root (char *const *env, const char *name)
 {
@@ -48,7 +60,7 @@ create_root (char *const *env, const char *name)
     }
   const char *argv[] = { "enter-devroot", "create", name,
                          image_is_template (request.image) ? "--template" : "--from",
-                         request.image, NULL };
+                         image_to_create (env), NULL };
   fprintf (stderr, "%s: creating devroot %s from %s\n", PLUGIN_NAME, name, request.image);
   if (run_and_wait (argv, env, STDOUT_TO_STDERR) == 0)
     return 0;

@@ -196,11 +196,20 @@ main (int argc, char **argv)
         break;
       }
     case CMD_FETCH:
-      {
-        struct fetch_opts fo = { .index = cli.index, .cacert = cli.cacert, .quiet = cli.quiet };
-        fetch_template (cli.name, &fo);
-        break;
-      }
+      if (cli.from != NULL)
+        {
+          cleanup_free char *mirror = config_registry_mirror (cli.insecure_http);
+          struct oci_opts oo = { .platform = cli.platform, .cacert = cli.cacert,
+                                 .insecure_http = cli.insecure_http, .quiet = cli.quiet,
+                                 .hub_mirror = mirror };
+          oci_pull (cli.from, &oo);
+        }
+      else
+        {
+          struct fetch_opts fo = { .index = cli.index, .cacert = cli.cacert, .quiet = cli.quiet };
+          fetch_template (cli.name, &fo);
+        }
+      break;
     case CMD_CACHE:
       fetch_cache_command (cli.cache_action, cli.json, cli.quiet);
       break;

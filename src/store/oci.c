@@ -470,3 +470,40 @@ oci_create (const char *name, const char *arg, const struct oci_opts *o,
   oci_platform_clear (&platform);
   oci_ref_clear (&ref);
 }
+
+void
+oci_pull (const char *arg, const struct oci_opts *o)
+{
+  struct oci_ref ref;
+  const char *why;
+  if (oci_ref_parse (arg, &ref, &why) < 0)
+    die ("fetch: invalid image reference '%s': %s", arg, why);
+  if (ref.kind != OCI_REF_DOCKER)
+    die ("fetch --from %s: only a docker:// image is fetched (create reads the others where "
+         "they are)", arg);
+  struct oci_platform platform;
+  oci_platform_parse (o->platform, &platform);
+  struct image_source s = { .what = arg };
+  registry_open (&s, &ref, o);
+  size_t len;
+  cleanup_free char *digest = NULL, *mt = NULL;
+  char *text = registry_first_manifest (&s, &ref, &len, &digest, &mt);
+  cleanup_free char *pinned = xasprintf ("docker://%s/%s@%s", ref.registry, ref.repository,
+                                         digest);
+  /* The index (if any) and the manifest for the platform are cached on the way. */
+  text = resolve_manifest (&s, text, &len, &digest, mt, &platform);
+  cleanup_free char *what = xasprintf ("%s: manifest %s", arg, digest);
+  struct oci_manifest m;
+  oci_manifest_parse (text, len, what, &m);
+  free (text);
+  size_t clen;
+  free (s.read_document (&s, &m.config, &clen));
+  struct apply a;
+  apply_open (&a, &s, &m, NULL);
+  apply_clear (&a);
+  oci_manifest_clear (&m);
+  registry_close (&s);
+  oci_platform_clear (&platform);
+  oci_ref_clear (&ref);
+  printf ("%s\n", pinned);
+}

@@ -26,3 +26,9 @@ struct oci_opts
  * blobs (and resumable partial downloads). */
 void oci_create (const char *name, const char *ref, const struct oci_opts *o,
                  const struct extract_opts *xopts);
+
+/* `fetch --from docker://...`: everything a create of REF needs (the index and manifest,
+ * the config, every layer) into the download cache, verified; print the reference pinned
+ * to the digest of what the tag names (docker://REGISTRY/REPO@sha256:HEX), which a create
+ * then makes without asking the registry anything. */
+void oci_pull (const char *ref, const struct oci_opts *o);

@@ -10,7 +10,9 @@
  * names that is https (or http with --insecure-http).
  *
  * Manifests are read into memory (capped at OCI_DOCUMENT_MAX) and checked against a digest
- * reference; blobs go into the content-addressed download cache (fetch_to_cache), verified
+ * reference, and kept in the download cache under that digest, as blobs are: a reference
+ * by digest whose documents and blobs are all cached is created without asking the
+ * registry anything (what `fetch --from` prepares, for the nodes of a Slurm job); blobs go into the content-addressed download cache (fetch_to_cache), verified
  * against their digest and capped at their descriptor's size while they stream, resumed
  * when interrupted, and shared between images: a layer already cached is not fetched. */
 #include <errno.h>
@@ -24,6 +26,7 @@
 
 #include "common/paths.h"
 #include "common/util.h"
+#include "store/cache.h"
 #include "store/digest.h"
 #include "store/download.h"
 #include "store/fetch.h"
@@ -264,6 +267,54 @@ registry_get (struct registry *r, const char *path, const char *accept, const ch
     }
 }
 
+/* ---- Manifests in the download cache, by digest. */
+
+/* The manifest or index DIGEST from the cache (hashed again as it is read), or NULL. */
+static char *
+cached_manifest (const char *digest, size_t *len)
+{
+  if (!str_has_prefix (digest, "sha256:"))
+    return NULL;
+  struct cache c;
+  cache_open (&c);
+  int fd = cache_open_verified (&c, digest + strlen ("sha256:"));
+  cache_clear (&c);
+  if (fd < 0)
+    return NULL;
+  char *text = read_fd_all (fd, OCI_DOCUMENT_MAX + 1, len);
+  close (fd);
+  if (text != NULL && *len > OCI_DOCUMENT_MAX)
+    {
+      free (text);
+      return NULL;
+    }
+  return text;
+}
+
+/* Keep TEXT, already checked to be DIGEST's, in the cache: written to partial/ under the
+ * digest's lock and renamed in, as a download is. A failure only costs a later fetch. */
+static void
+cache_manifest (const char *digest, const char *text, size_t len, const char *origin)
+{
+  if (!str_has_prefix (digest, "sha256:"))
+    return;
+  const char *hex = digest + strlen ("sha256:");
+  struct cache c;
+  cache_open (&c);
+  int lock = cache_lock (&c, hex, true);
+  cleanup_free char *partial = xasprintf ("%s/%s", c.partial, hex);
+  int fd = open (partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  bool written = fd >= 0 && write_all (fd, text, len) == 0;
+  if (fd >= 0)
+    close (fd);
+  if (written)
+    cache_commit (&c, hex, hex, origin);
+  else
+    unlink (partial);
+  close (lock);
+  cache_clear (&c);
+}
+
 /* ---- The image_source interface. */
 
 static char *
@@ -285,14 +336,20 @@ registry_read_manifest (struct image_source *s, const struct oci_descriptor *d, 
          (unsigned long long) d->size, OCI_DOCUMENT_MAX);
   cleanup_free char *path = xasprintf ("manifests/%s", d->digest);
   cleanup_free char *what = xasprintf ("%s: manifest %s", s->what, d->digest);
+  char *text = cached_manifest (d->digest, len);
+  if (text != NULL && *len == d->size)
+    return text;
+  free (text);
   struct download_reply reply;
-  char *text = registry_get (r, path, MANIFEST_ACCEPT, what, &reply, len);
+  text = registry_get (r, path, MANIFEST_ACCEPT, what, &reply, len);
   download_reply_clear (&reply);
   if (text == NULL)
     die ("%s: the registry does not have it", what);
   if (*len != d->size)
     die ("%s: %zu bytes, its descriptor says %llu", what, *len, (unsigned long long) d->size);
   oci_check_digest (what, d->digest, text, *len);
+  cleanup_free char *origin = xasprintf ("%s/v2/%s/%s", r->base, r->ref->repository, path);
+  cache_manifest (d->digest, text, *len, origin);
   return text;
 }
 
@@ -350,6 +407,17 @@ registry_first_manifest (struct image_source *s, const struct oci_ref *ref, size
 {
   struct registry *r = s->data;
   const char *reference = ref->digest != NULL ? ref->digest : ref->tag;
+  if (ref->digest != NULL)
+    {
+      /* Its media type is the document's own mediaType, or its shape (oci_document_kind). */
+      char *text = cached_manifest (ref->digest, len);
+      if (text != NULL)
+        {
+          *digest = xstrdup (ref->digest);
+          *media_type = NULL;
+          return text;
+        }
+    }
   cleanup_free char *path = xasprintf ("manifests/%s", reference);
   struct download_reply reply;
   char *text = registry_get (r, path, MANIFEST_ACCEPT, s->what, &reply, len);
@@ -358,6 +426,8 @@ registry_first_manifest (struct image_source *s, const struct oci_ref *ref, size
   *digest = oci_digest_of (text, *len);
   if (ref->digest != NULL && strcmp (*digest, ref->digest) != 0)
     die ("%s: the registry sent a manifest whose digest is %s", s->what, *digest);
+  cleanup_free char *origin = xasprintf ("%s/v2/%s/%s", r->base, r->ref->repository, path);
+  cache_manifest (*digest, text, *len, origin);
   /* "type/subtype; charset=..." -> "type/subtype" */
   *media_type = reply.content_type != NULL ? xstrdup (reply.content_type) : NULL;
   if (*media_type != NULL)

@@ -75,6 +75,56 @@ teardown() { fetch_teardown; }
 	[[ $(cat "$(root_of a)/srv/z") == zstd ]]
 }
 
+# Every request the registry NAME has logged so far.
+requests() { grep -c '"[A-Z]* /v2/' "$S/$1.log" || true; }
+
+@test "fetch --from docker://: the image into the cache, the reference pinned; a create from the pin asks the registry nothing" {
+	run --separate-stderr "$EDR_BIN" fetch --from "docker://$(reg open)/app:a" --cacert "$CA" --quiet
+	assert_status 0
+	assert_output "docker://$(reg open)/app@$(cat "$S/a.digest")"
+	local pinned=$output before
+	[[ ! -e $(root_of a) ]] || fail "fetch made a root"
+	before=$(requests open)
+	edr_run create a --from "$pinned" --cacert "$CA" --quiet
+	assert_status 0
+	[[ $(cat "$(root_of a)/srv/z") == zstd ]] || fail "not the image's files"
+	[[ $(requests open) -eq $before ]] || fail "the create asked the registry $(($(requests open) - before)) times"
+	edr_run run a -- sh -c 'echo "$FOO $PWD"'
+	assert_output "registry /srv"
+	# A create from the tag asks the registry what the tag names now, and only that.
+	before=$(wc -l <"$S/open.log")
+	edr create b --from "docker://$(reg open)/app:a" --cacert "$CA" --quiet
+	run grep -c '"GET /v2/app/manifests/a ' <(tail -n +"$((before + 1))" "$S/open.log")
+	assert_output 1
+	run grep -c '"GET /v2/app/blobs/' <(tail -n +"$((before + 1))" "$S/open.log")
+	assert_output 0
+}
+
+@test "fetch --from: a manifest altered in the cache is caught, deleted and fetched again" {
+	local pinned hex
+	pinned=$("$EDR_BIN" fetch --from "docker://$(reg open)/app:a" --cacert "$CA" --quiet)
+	hex=$(cut -d: -f2 "$S/a.digest")
+	[[ -f $(cache_dir)/sha256/$hex ]] || fail "the manifest was not cached"
+	chmod u+w "$(cache_dir)/sha256/$hex"
+	sed -i 's/sha256/SHA256/' "$(cache_dir)/sha256/$hex"
+	edr_run create a --from "$pinned" --cacert "$CA" --quiet
+	assert_status 0
+	[[ $stderr == *"is corrupt"* ]] || fail "no warning: $(last_run)"
+	[[ $(sha256sum <"$(cache_dir)/sha256/$hex" | cut -d' ' -f1) == "$hex" ]] || fail "the cache still holds the altered manifest"
+}
+
+@test "fetch --from: a tag the registry does not have, a local image, a TEMPLATE too: one error each" {
+	edr_run fetch --from "docker://$(reg open)/app:nope" --cacert "$CA"
+	assert_status 125
+	[[ -z $output && $stderr == *"no such image"* ]] || fail "$(last_run)"
+	edr_run fetch --from "oci:$S/lay:a"
+	assert_status 125
+	[[ $stderr == *"only a docker:// image is fetched"* ]] || fail "$(last_run)"
+	edr_run fetch minimal --from "docker://$(reg open)/app:a"
+	assert_status 125
+	[[ $stderr == *"TEMPLATE or --from IMAGE, not both"* ]] || fail "$(last_run)"
+}
+
 @test "docker:// a tag the registry does not have is one error" {
 	edr_run create a --from "docker://$(reg open)/app:nope" --cacert "$CA"
 	assert_refused a "no such image"

@@ -40,6 +40,10 @@ slurm_teardown() {
 bounded() { timeout -k 5 "$SLURM_TIMEOUT" "$@"; }
 srun_() { bounded srun "$@"; }
 
+# The plugin's calls of enter-devroot since CALLS_MARK (a suite's setup sets it), as the
+# runner's wrapper logs them.
+calls() { tail -n +"$((CALLS_MARK + 1))" "$EDR_SPANK_CALLS"; }
+
 # Show what the last `run` printed, for failure messages.
 last_run() {
 	printf 'status: %s\n--- stdout\n%s\n--- stderr\n%s\n' "$status" "$output" "${stderr-}"

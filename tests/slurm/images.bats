@@ -44,6 +44,7 @@ setup() {
 	command -v docker-registry >/dev/null && command -v skopeo >/dev/null ||
 		skip "docker-registry and skopeo are needed (apt-get install docker-registry skopeo)"
 	slurm_setup
+	CALLS_MARK=$(wc -l <"$EDR_SPANK_CALLS")
 	export CURL_CA_BUNDLE=$S/ca.pem # the registry's CA, for enter-devroot in every task
 }
 teardown() { slurm_teardown; }
@@ -60,6 +61,35 @@ teardown() { slurm_teardown; }
 			assert_output "$(printf '1 from the image\n1 from the image')"
 		fi
 	done
+}
+
+@test "images: srun pulls a docker:// image once, pinned; the tasks of two nodes ask the registry nothing" {
+	local mark
+	mark=$(wc -l <"$S/reg.log")
+	run --separate-stderr srun_ -N2 -n4 --ntasks-per-node=2 --devroot-image="docker://$REG/img:a" \
+		/bin/sh -c 'cat /marker; echo'
+	assert_success
+	[[ $(grep -cx 'from the image' <<<"$output") -eq 4 ]] || fail "$(last_run)"
+	local log
+	log=$(tail -n +"$((mark + 1))" "$S/reg.log")
+	# srun's one resolution of the tag, and nothing by digest from the nodes' creates.
+	[[ $(grep -c '"GET /v2/img/manifests/a ' <<<"$log") -eq 1 ]] ||
+		fail "the tag was resolved other than once: $(grep -o '"GET /v2/img/manifests/[^ ]*' <<<"$log")"
+	[[ $(grep -c '"GET /v2/img/manifests/sha256:' <<<"$log") -eq 0 ]] ||
+		fail "a node asked the registry for the pinned manifest"
+	[[ -z $(grep -o '"GET /v2/img/blobs/sha256:[0-9a-f]*' <<<"$log" | sort | uniq -d) ]] ||
+		fail "a blob was downloaded twice"
+	[[ $(calls | grep -c " create .*--from docker://$REG/img@sha256:") -eq 2 ]] ||
+		fail "the nodes did not create from the pinned reference: $(calls)"
+}
+
+@test "images: a docker:// tag the registry does not have fails srun before any task" {
+	run --separate-stderr srun_ -N2 -n2 --devroot-image="docker://$REG/img:nope" /bin/sh -c ": >$T/ran"
+	[[ $status -ne 0 ]] || fail "$(last_run)"
+	[[ $stderr == *"no such image"* && $stderr == *"cannot fetch image docker://$REG/img:nope"* ]] ||
+		fail "no cause on srun's stderr: $(last_run)"
+	[[ ! -e $T/ran ]] || fail "the command ran"
+	[[ $(calls | grep -c ' create ') -eq 0 ]] || fail "a task tried to create: $(calls)"
 }
 
 @test "images: four concurrent cold jobs from docker:// share one cache and download each blob once" {

@@ -30,8 +30,6 @@ teardown() { slurm_teardown; }
 
 MINIMAL='PRETTY_NAME="enter-devroot minimal (busybox)"'
 
-# The plugin's calls of enter-devroot since the test started.
-calls() { tail -n +"$((CALLS_MARK + 1))" "$EDR_SPANK_CALLS"; }
 roots_left() { ls -A "$ROOTS" 2>/dev/null || true; }
 
 @test "spank: srun --help lists the options, ours and pyxis's" {
