@@ -136,7 +136,7 @@ as_user_run (spank_t sp, const char *const *argv, char *const *env)
 }
 
 pid_t
-spawn_enter_devroot (const char *const *argv, char *const *env, enum child_stdout out)
+spawn_enter_devroot_to (const char *const *argv, char *const *env, int out_fd)
 {
   pid_t pid = fork ();
   if (pid < 0)
@@ -147,13 +147,19 @@ spawn_enter_devroot (const char *const *argv, char *const *env, enum child_stdou
   if (pid == 0)
     {
       /* Nothing but async-signal-safe calls in a child of a threaded process (srun). */
-      int to = out == STDOUT_TO_STDERR ? STDERR_FILENO : open ("/dev/null", O_WRONLY | O_CLOEXEC);
+      int to = out_fd >= 0 ? out_fd : open ("/dev/null", O_WRONLY | O_CLOEXEC);
       if (to < 0 || dup2 (to, STDOUT_FILENO) < 0)
         _exit (EXIT_CANNOT_EXEC);
       exec_enter_devroot (argv, env);
       _exit (EXIT_CANNOT_EXEC);
     }
   return pid;
+}
+
+pid_t
+spawn_enter_devroot (const char *const *argv, char *const *env, enum child_stdout out)
+{
+  return spawn_enter_devroot_to (argv, env, out == STDOUT_TO_STDERR ? STDERR_FILENO : -1);
 }
 
 int

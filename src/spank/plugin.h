@@ -101,6 +101,8 @@ int run_and_wait (const char *const *argv, char *const *env, enum child_stdout o
  * -1 when it was killed or could not be run. */
 pid_t spawn_enter_devroot (const char *const *argv, char *const *env, enum child_stdout out);
 int wait_enter_devroot (pid_t pid);
+/* The same as spawn_enter_devroot with the child's stdout on OUT_FD (-1: nowhere). */
+pid_t spawn_enter_devroot_to (const char *const *argv, char *const *env, int out_fd);
 
 /* srun passes the tasks the docker:// image it pulled, pinned to its digest, as
  * PINNED_IMAGE_VAR="IMAGE PINNED" in their environment (srun-as-user.c). */
@@ -137,5 +139,3 @@ enum prepare_state step_shared_state (const struct step_shared *s);
 void step_shared_set_state (struct step_shared *s, enum prepare_state state);
 /* Count one more task whose command has ended; the count (the lock is held). */
 unsigned step_shared_command_ended (struct step_shared *s);
-/* export's --compress for FILE, from its name. */
-const char *save_compression (const char *file);

@@ -78,28 +78,6 @@ wait_pull (pid_t pid, uint32_t job, bool *cancelled)
   return wait_enter_devroot (pid);
 }
 
-/* fetch --from IMAGE, its stdout (the pinned reference, one line) into PIPE's write end. */
-static pid_t
-spawn_image_pull (const char *image, int pipe_w)
-{
-  const char *argv[] = { "enter-devroot", "fetch", "--from", image, NULL };
-  pid_t pid = fork ();
-  if (pid < 0)
-    {
-      slurm_error ("%s: fork: %m", PLUGIN_NAME);
-      return -1;
-    }
-  if (pid == 0)
-    {
-      /* Nothing but async-signal-safe calls in a child of a threaded process (srun). */
-      if (dup2 (pipe_w, STDOUT_FILENO) < 0)
-        _exit (127);
-      exec_enter_devroot (argv, environ);
-      _exit (127);
-    }
-  return pid;
-}
-
 /* The pinned reference fetch printed: one line of a reference's characters, or false. */
 static bool
 read_pinned (int fd, char *buf, size_t size)
@@ -144,7 +122,9 @@ srun_local_user_init (spank_t sp)
           slurm_error ("%s: pipe: %m", PLUGIN_NAME);
           return -1;
         }
-      pid = spawn_image_pull (request.image, out[1]);
+      /* Its stdout is the pinned reference, one line. */
+      const char *argv[] = { "enter-devroot", "fetch", "--from", request.image, NULL };
+      pid = spawn_enter_devroot_to (argv, environ, out[1]);
       close (out[1]);
     }
   if (pid < 0)

@@ -159,22 +159,6 @@ stepd_init_post_opt (spank_t sp)
   return 0;
 }
 
-const char *
-save_compression (const char *file)
-{
-  static const char *const by_suffix[][2] = {
-    { ".tar.gz", "gzip" }, { ".tgz", "gzip" }, { ".tar.xz", "xz" }, { ".tar", "none" },
-  };
-  size_t len = strlen (file);
-  for (size_t i = 0; i < sizeof by_suffix / sizeof by_suffix[0]; i++)
-    {
-      size_t n = strlen (by_suffix[i][0]);
-      if (len > n && strcmp (file + len - n, by_suffix[i][0]) == 0)
-        return by_suffix[i][1];
-    }
-  return "zstd";
-}
-
 /* When the step's last local task has exited: the removal of an unnamed root, once, by
  * enter-devroot as the job's user. (--devroot-save's export happened in that task, before
  * it exited: task-as-user.c.) */

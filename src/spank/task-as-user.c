@@ -19,8 +19,8 @@
 
 #include "spank/plugin.h"
 
-/* Variables of the job that always go into the root: what MPI and job scripts read. */
-static const char *const passed_prefixes[] = { "SLURM_", "SLURMD_", "PMI_", "PMIX_", "OMPI_" };
+/* The job's SLURM_*, SLURMD_*, PMI_*, PMIX_* and OMPI_* variables need no --env: enter-devroot
+ * run keeps them itself (env.c), from the job's environment it is executed with. */
 
 /* enter-devroot's argv never holds more than this beside the job's own; the --env ones are
  * counted apart. */
@@ -176,15 +176,6 @@ prepare_root (char *const *env, const char *name)
   return r;
 }
 
-static bool
-passed_by_default (const char *kv)
-{
-  for (size_t i = 0; i < sizeof passed_prefixes / sizeof passed_prefixes[0]; i++)
-    if (strncmp (kv, passed_prefixes[i], strlen (passed_prefixes[i])) == 0)
-      return true;
-  return false;
-}
-
 /* Whether KV's name is one of --devroot-env's NAME,NAME,... */
 static bool
 passed_by_request (const char *kv)
@@ -316,6 +307,23 @@ collect_binds (const char *cwd, const char *home, struct binds *b)
   return 0;
 }
 
+/* export's --compress for FILE, from its name. */
+static const char *
+save_compression (const char *file)
+{
+  static const char *const by_suffix[][2] = {
+    { ".tar.gz", "gzip" }, { ".tgz", "gzip" }, { ".tar.xz", "xz" }, { ".tar", "none" },
+  };
+  size_t len = strlen (file);
+  for (size_t i = 0; i < sizeof by_suffix / sizeof by_suffix[0]; i++)
+    {
+      size_t n = strlen (by_suffix[i][0]);
+      if (len > n && strcmp (file + len - n, by_suffix[i][0]) == 0)
+        return by_suffix[i][1];
+    }
+  return "zstd";
+}
+
 /* --devroot-save: instead of becoming `enter-devroot run`, the task runs it as a child and
  * waits; the last of the node's tasks to see its command end exports the root, so that a
  * failed save is the task's failure, on srun's stderr and in srun's status (an export in
@@ -431,7 +439,7 @@ task_init (spank_t sp)
       argv[i++] = home_var;
     }
   for (char **e = env; *e != NULL; e++)
-    if (strchr (*e, '=') != NULL && (passed_by_default (*e) || passed_by_request (*e)))
+    if (strchr (*e, '=') != NULL && passed_by_request (*e))
       {
         argv[i++] = "--env";
         argv[i++] = *e;
