@@ -20,8 +20,6 @@
 #include "common/util.h"
 #include "enter/slurmstep.h"
 
-/* The step state file: three counters, never longer than this. */
-#define STATE_MAX_BYTES 64
 /* The node name's share of a root name (NAME_MAX_LEN is 64 in all). */
 #define NODE_PART_MAX 20
 
@@ -128,14 +126,37 @@ step_share_from_env (struct step_share *s, const char *job_root)
   return true;
 }
 
+void
+step_file_lock (int fd, int operation, const char *path)
+{
+  while (flock (fd, operation) < 0)
+    if (errno != EINTR)
+      die_with_error ("cannot lock %s", path);
+}
+
+size_t
+step_file_read (int fd, const char *path, char buf[STEP_STATE_MAX + 1])
+{
+  ssize_t n = pread (fd, buf, STEP_STATE_MAX, 0);
+  if (n < 0)
+    die_with_error ("cannot read %s", path);
+  buf[n] = '\0';
+  return (size_t) n;
+}
+
+void
+step_file_write (int fd, const char *path, const char *text)
+{
+  size_t n = strlen (text);
+  if (ftruncate (fd, 0) < 0 || pwrite (fd, text, n, 0) != (ssize_t) n)
+    die_with_error ("cannot write %s", path);
+}
+
 static void
 state_read (const struct step_share *s, struct step_state *st)
 {
-  char buf[STATE_MAX_BYTES + 1];
-  ssize_t n = pread (s->state_fd, buf, STATE_MAX_BYTES, 0);
-  if (n < 0)
-    die_with_error ("cannot read %s", s->state_path);
-  buf[n] = '\0';
+  char buf[STEP_STATE_MAX + 1];
+  size_t n = step_file_read (s->state_fd, s->state_path, buf);
   *st = (struct step_state) { 0 };
   if (n > 0 && sscanf (buf, "%u %u %u", &st->joined, &st->left, &st->failed) != 3)
     die ("%s: malformed (expected three counters)", s->state_path);
@@ -144,18 +165,15 @@ state_read (const struct step_share *s, struct step_state *st)
 static void
 state_write (const struct step_share *s, const struct step_state *st)
 {
-  char buf[STATE_MAX_BYTES];
-  int n = snprintf (buf, sizeof buf, "%u %u %u\n", st->joined, st->left, st->failed);
-  if (ftruncate (s->state_fd, 0) < 0 || pwrite (s->state_fd, buf, (size_t) n, 0) != n)
-    die_with_error ("cannot write %s", s->state_path);
+  char buf[STEP_STATE_MAX];
+  snprintf (buf, sizeof buf, "%u %u %u\n", st->joined, st->left, st->failed);
+  step_file_write (s->state_fd, s->state_path, buf);
 }
 
 static void
 state_lock (struct step_share *s)
 {
-  while (flock (s->state_fd, LOCK_EX) < 0)
-    if (errno != EINTR)
-      die_with_error ("cannot lock %s", s->state_path);
+  step_file_lock (s->state_fd, LOCK_EX, s->state_path);
 }
 
 static void

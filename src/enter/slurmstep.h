@@ -36,6 +36,15 @@ bool step_share_from_env (struct step_share *s, const char *job_root);
 bool step_share_join (const struct store_paths *p, struct step_share *s);
 void step_share_created (struct step_share *s, bool ok);
 
+/* The small state files of a step (the counters here, stepns.c's keeper): take flock()
+ * OPERATION on FD, again when a signal interrupts the wait; read FD's text (at most
+ * STEP_STATE_MAX bytes) into BUF, NUL-terminated, returning its length; write TEXT over
+ * it. PATH names the file when they die. */
+#define STEP_STATE_MAX 64
+void step_file_lock (int fd, int operation, const char *path);
+size_t step_file_read (int fd, const char *path, char buf[STEP_STATE_MAX + 1]);
+void step_file_write (int fd, const char *path, const char *text);
+
 /* Leave; true when the caller is the last of the node's tasks, which removes the root. */
 bool step_share_leave (struct step_share *s);
 void step_share_clear (struct step_share *s);

@@ -40,7 +40,6 @@
 #include "enter/slurmstep.h"
 #include "enter/stepns.h"
 
-#define STATE_MAX_BYTES 64
 /* How long the last task waits for the PID namespace to empty after SIGKILL. */
 #define KEEPER_DEATH_WAIT_MS 10000
 /* The holder's pause before trying again when a task holds the state lock. */
@@ -83,9 +82,7 @@ lock_path (const char *path, int operation)
       int fd = open (path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0)
         die_with_error ("cannot open %s", path);
-      while (flock (fd, operation) < 0)
-        if (errno != EINTR)
-          die_with_error ("cannot lock %s", path);
+      step_file_lock (fd, operation, path);
       struct stat a, b;
       if (fstat (fd, &a) == 0 && stat (path, &b) == 0 && a.st_dev == b.st_dev
           && a.st_ino == b.st_ino)
@@ -130,12 +127,9 @@ struct state
 static void
 state_read (const struct stepns *ns, struct state *st)
 {
-  char buf[STATE_MAX_BYTES + 1];
-  ssize_t n = pread (ns->state_fd, buf, STATE_MAX_BYTES, 0);
+  char buf[STEP_STATE_MAX + 1];
+  size_t n = step_file_read (ns->state_fd, ns->state_path, buf);
   *st = (struct state) { 0 };
-  if (n < 0)
-    die_with_error ("cannot read %s", ns->state_path);
-  buf[n] = '\0';
   if (n > 0 && (sscanf (buf, "%d %" SCNu64 " %u", &st->pid, &st->started, &st->tasks) != 3
                 || st->pid <= 1))
     *st = (struct state) { 0 }; /* malformed: as if no keeper were recorded */
@@ -144,10 +138,9 @@ state_read (const struct stepns *ns, struct state *st)
 static void
 state_write (const struct stepns *ns, const struct state *st)
 {
-  char buf[STATE_MAX_BYTES];
-  int n = snprintf (buf, sizeof buf, "%d %" PRIu64 " %u\n", st->pid, st->started, st->tasks);
-  if (ftruncate (ns->state_fd, 0) < 0 || pwrite (ns->state_fd, buf, (size_t) n, 0) != n)
-    die_with_error ("cannot write %s", ns->state_path);
+  char buf[STEP_STATE_MAX];
+  snprintf (buf, sizeof buf, "%d %" PRIu64 " %u\n", st->pid, st->started, st->tasks);
+  step_file_write (ns->state_fd, ns->state_path, buf);
 }
 
 /* The keeper recorded in the state, if it still runs: a pidfd of it is kept. */
@@ -329,9 +322,7 @@ stepns_enter (struct stepns *ns, const char *name, stepns_setup_fn setup, void *
   ns->hold_fd = open (ns->hold_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (ns->hold_fd < 0)
     die_with_error ("cannot open %s", ns->hold_path);
-  while (flock (ns->hold_fd, LOCK_SH) < 0)
-    if (errno != EINTR)
-      die_with_error ("cannot lock %s", ns->hold_path);
+  step_file_lock (ns->hold_fd, LOCK_SH, ns->hold_path);
   struct state st;
   state_read (ns, &st);
   bool ok = keeper_alive (ns, &st) || start_keeper (ns, &st, name, setup, arg);
@@ -376,9 +367,7 @@ stepns_leave (struct stepns *ns)
 {
   if (ns->hold_fd >= 0)
     {
-      while (flock (ns->state_fd, LOCK_EX) < 0)
-        if (errno != EINTR)
-          die_with_error ("cannot lock %s", ns->state_path);
+      step_file_lock (ns->state_fd, LOCK_EX, ns->state_path);
       struct state st;
       state_read (ns, &st);
       /* Another task may have found our keeper dead and started a new one: not ours. */
