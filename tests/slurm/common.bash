@@ -147,6 +147,36 @@ wait_partial() {
 	return 1
 }
 
+# cancel_pull PID CACHE SECONDS OUT: once srun PID (its output in OUT) has downloaded
+# 100 kB of the template into CACHE, scancel the user's one job; fail unless srun ends
+# non-zero within SECONDS, leaving a sound cache: nothing complete in sha256/ and the part
+# downloaded kept in partial/. Sets JOB and KEPT (the size of that part).
+cancel_pull() {
+	local pid=$1 cache=$2 bound=$3 out=$4 rc=0 took
+	wait_partial "$cache" "$TSHA" 100000 || fail "the download did not get going: $(cat "$out")"
+	JOB=$(squeue -h -u "$(id -un)" -o %i)
+	[[ $JOB =~ ^[0-9]+$ ]] || fail "not one job: '$JOB'"
+	SECONDS=0
+	scancel "$JOB"
+	wait "$pid" || rc=$?
+	took=$SECONDS
+	[[ $rc -ne 0 ]] || fail "srun succeeded: $(cat "$out")"
+	[[ $took -le $bound ]] || fail "srun ended $took s after scancel: $(cat "$out")"
+	assert_cache_sound "$cache"
+	[[ -z $(ls -A "$cache/sha256") ]] || fail "a file entered the cache before it was complete"
+	KEPT=$(stat -c %s "$cache/partial/$TSHA") || fail "the downloaded part was not kept"
+}
+
+# assert_resumed CACHE: since MARK, the template was requested once, from byte KEPT
+# (cancel_pull), and CACHE now holds it whole, and nothing else.
+assert_resumed() {
+	[[ $(downloads) -eq 1 ]] || fail "downloaded $(downloads) times"
+	grep -q "t\.tar\.gz range=bytes=$KEPT- .* status=206" <(tail -n +"$((MARK + 1))" "$S/http.log") ||
+		fail "not resumed at byte $KEPT: $(tail -n +"$((MARK + 1))" "$S/http.log")"
+	assert_cache_sound "$1"
+	[[ $(ls "$1/sha256") == "$TSHA" ]] || fail "cached: $(ls "$1/sha256")"
+}
+
 # assert_cache_sound CACHE: every file in sha256/ is named by a digest and hashes to it;
 # partial/ holds only downloads kept for resuming (a digest, with its validators); and no
 # process still holds a fetch lock (a classic POSIX lock conflicts with the fetch's OFD lock).

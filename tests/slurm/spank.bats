@@ -100,21 +100,9 @@ $(last_run)"
 @test "spank: scancel while srun fetches the template: srun ends, no root, a sound cache; the next job resumes the fetch" {
 	export ENTER_DEVROOT_INDEX=$HTTP/slow-index ENTER_DEVROOT_CACHE=$T/shared
 	srun_ -N2 -n2 --ntasks-per-node=1 --devroot-image=t /bin/sh -c ": >$T/ran" >"$T/first.out" 2>&1 &
-	local first=$! job rc=0 took kept
-	wait_partial "$ENTER_DEVROOT_CACHE" "$TSHA" 100000 || fail "the fetch did not get going: $(cat "$T/first.out")"
-	job=$(squeue -h -u "$(id -un)" -o %i)
-	[[ $job =~ ^[0-9]+$ ]] || fail "not one job: '$job'"
-	SECONDS=0
-	scancel "$job"
-	wait "$first" || rc=$?
-	took=$SECONDS
-	[[ $rc -ne 0 ]] || fail "srun succeeded: $(cat "$T/first.out")"
 	# The rest of the download takes 18 s: srun must not wait for it (it did: 19 s).
-	[[ $took -le 6 ]] || fail "srun ended $took s after scancel: $(cat "$T/first.out")"
-	grep -q "job $job ended while template t was being fetched" "$T/first.out" || fail "$(cat "$T/first.out")"
-	assert_cache_sound "$ENTER_DEVROOT_CACHE"
-	[[ -z $(ls -A "$ENTER_DEVROOT_CACHE/sha256") ]] || fail "a file entered the cache before it was complete"
-	kept=$(stat -c %s "$ENTER_DEVROOT_CACHE/partial/$TSHA") || fail "the downloaded part was not kept"
+	cancel_pull $! "$ENTER_DEVROOT_CACHE" 6 "$T/first.out"
+	grep -q "job $JOB ended while template t was being fetched" "$T/first.out" || fail "$(cat "$T/first.out")"
 	[[ ! -e $T/ran ]] || fail "the command ran"
 	[[ -z $(calls | grep ' create ') ]] || fail "a node created a root: $(calls)"
 	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
@@ -124,11 +112,7 @@ $(last_run)"
 	assert_success
 	assert_output "$(printf '%s\n%s' "$MINIMAL" "$MINIMAL")"
 	# Only what was missing: one request, from the byte the cancelled fetch had reached.
-	[[ $(downloads) -eq 1 ]] || fail "downloaded $(downloads) times"
-	grep -q "t\.tar\.gz range=bytes=$kept- .* status=206" <(tail -n +"$((MARK + 1))" "$S/http.log") ||
-		fail "not resumed at byte $kept: $(tail -n +"$((MARK + 1))" "$S/http.log")"
-	assert_cache_sound "$ENTER_DEVROOT_CACHE"
-	[[ $(ls "$ENTER_DEVROOT_CACHE/sha256") == "$TSHA" ]] || fail "cached: $(ls "$ENTER_DEVROOT_CACHE/sha256")"
+	assert_resumed "$ENTER_DEVROOT_CACHE"
 	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
 }
 

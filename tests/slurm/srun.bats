@@ -164,20 +164,8 @@ $(last_run)"
 	local cache=$XDG_CACHE_HOME/enter-devroot url=$HTTP/@rate=50000/t.tar.gz # 20 s for 1 MB
 	srun_ -N2 -n4 --ntasks-per-node=2 enter-devroot run --ephemeral --from "$url" --sha256 "$TSHA" -- \
 		/bin/sh -c ": >$T/ran" >"$T/first.out" 2>&1 &
-	local first=$! job rc=0 took kept
-	wait_partial "$cache" "$TSHA" 100000 || fail "the download did not get going: $(cat "$T/first.out")"
-	job=$(squeue -h -u "$(id -un)" -o %i)
-	[[ $job =~ ^[0-9]+$ ]] || fail "not one job: '$job'"
-	SECONDS=0
-	scancel "$job"
-	wait "$first" || rc=$?
-	took=$SECONDS
-	[[ $rc -ne 0 ]] || fail "srun succeeded: $(cat "$T/first.out")"
 	# The rest of the download takes 18 s.
-	[[ $took -le 10 ]] || fail "srun ended $took s after scancel: $(cat "$T/first.out")"
-	assert_cache_sound "$cache"
-	[[ -z $(ls -A "$cache/sha256") ]] || fail "a file entered the cache before it was complete"
-	kept=$(stat -c %s "$cache/partial/$TSHA") || fail "the downloaded part was not kept"
+	cancel_pull $! "$cache" 10 "$T/first.out"
 	[[ ! -e $T/ran ]] || fail "the command ran"
 	[[ -z $(ls -A "$XDG_DATA_HOME/enter-devroot/roots") ]] || fail "roots left: $(ls -A "$XDG_DATA_HOME/enter-devroot/roots")"
 	[[ -z $(ls "$XDG_DATA_HOME/enter-devroot/locks" | grep '\.step$') ]] || fail "step state left"
@@ -188,11 +176,7 @@ $(last_run)"
 	assert_success
 	[[ $(grep -cx "$MINIMAL" <<<"$output") -eq 4 ]] || fail "$(last_run)"
 	# Only what was missing: one request, from the byte the cancelled download had reached.
-	[[ $(downloads) -eq 1 ]] || fail "downloaded $(downloads) times"
-	grep -q "t\.tar\.gz range=bytes=$kept- .* status=206" <(tail -n +"$((MARK + 1))" "$S/http.log") ||
-		fail "not resumed at byte $kept: $(tail -n +"$((MARK + 1))" "$S/http.log")"
-	assert_cache_sound "$cache"
-	[[ $(ls "$cache/sha256") == "$TSHA" ]] || fail "cached: $(ls "$cache/sha256")"
+	assert_resumed "$cache"
 	[[ -z $(ls -A "$XDG_DATA_HOME/enter-devroot/roots") ]] || fail "roots left"
 	[[ -z $(ls "$XDG_DATA_HOME/enter-devroot/locks" | grep '\.step$') ]] || fail "step state left"
 }
