@@ -192,6 +192,31 @@ static const struct command_info commands[] = {
     "\n"
     "  --description TEXT  the templates' description in the catalogue (one line)\n"
     "  --quiet           no output, errors only\n" },
+  { "gitlab", CMD_GITLAB, false, "gitlab config|prepare|run SCRIPT STAGE|cleanup [OPTIONS]",
+    "A GitLab Runner custom executor: each job runs in a devroot made from its image:.\n"
+    "In the runner's config.toml, under [runners.custom]:\n"
+    "  config_exec = \"enter-devroot\"   config_args  = [\"gitlab\", \"config\"]\n"
+    "  prepare_exec = \"enter-devroot\"  prepare_args = [\"gitlab\", \"prepare\"]\n"
+    "  run_exec = \"enter-devroot\"      run_args     = [\"gitlab\", \"run\"]\n"
+    "  cleanup_exec = \"enter-devroot\"  cleanup_args = [\"gitlab\", \"cleanup\"]\n"
+    "\n"
+    "  config --builds-dir DIR --cache-dir DIR   where jobs' builds and caches are\n"
+    "                    (default: under $XDG_DATA_HOME/enter-devroot/gitlab)\n"
+    "  prepare --default-image IMAGE   for jobs that name none\n"
+    "  prepare --mode auto|userns|chroot   auto: userns where the directories can be bound\n"
+    "  prepare --cacert FILE, --insecure-http   as for create\n"
+    "  prepare --allow-local-images   let jobs name files and directories of this host\n"
+    "                    (oci:, docker-archive:, /path): the runner's user's files\n"
+    "\n"
+    "IMAGE is a Docker reference (Docker Hub by default), template:NAME, or anything\n"
+    "create --from takes with its prefix (docker://, oci:, docker-archive:, https://, /path).\n"
+    "See the man page, GITLAB RUNNER.\n" },
+  { "github-hook", CMD_GITHUB_HOOK, false, "github-hook [--allow-local-images] < JSON",
+    "The GitHub Actions runner's container hooks: prepare_job, run_script_step,\n"
+    "run_container_step and cleanup_job, read as JSON on standard input. Point\n"
+    "ACTIONS_RUNNER_CONTAINER_HOOKS at a .sh file that runs 'exec enter-devroot github-hook'.\n"
+    "Needs user-namespace mode (the runner's directories are bound into the devroot).\n"
+    "See the man page, GITHUB ACTIONS RUNNER.\n" },
   { "help", CMD_HELP, false, "help [SUBCOMMAND]", "Show help for SUBCOMMAND.\n" },
 };
 
@@ -538,6 +563,17 @@ cli_parse (int argc, char **argv, struct cli *cli)
   if (c == NULL)
     usage_error (NULL, "%s: unknown %s", first, first[0] == '-' ? "option" : "subcommand");
   cli->command = c->command;
+  /* The CI drivers take the engines' words as they come (the runner appends its own). */
+  if (c->command == CMD_GITLAB || c->command == CMD_GITHUB_HOOK)
+    {
+      if (argc > 2 && (strcmp (argv[2], "--help") == 0 || strcmp (argv[2], "-h") == 0))
+        {
+          cli_print_help (c->name);
+          exit (0);
+        }
+      cli->driver_args = argv + 2;
+      return;
+    }
 
   int i = 2;
   while (i < argc)

@@ -21,6 +21,8 @@ enum command
   CMD_IMAGES,
   CMD_EXPORT,
   CMD_PUBLISH,
+  CMD_GITLAB,
+  CMD_GITHUB_HOOK,
   CMD_HELP,
   CMD_VERSION,
 };
@@ -55,6 +57,7 @@ struct cli
   bool force;              /* remove --force: stop the processes inside first */
   bool ephemeral;          /* run --ephemeral: a throwaway root, created from the options above */
   const char *job_root;    /* run --ephemeral --name: the Slurm job's root of that name */
+  char **driver_args;      /* gitlab, github-hook: the words after the subcommand (argv's) */
   struct enter_opts enter; /* enter and run; enter.env.assignments is owned */
 };
 

@@ -28,6 +28,8 @@ main (int argc, char **argv)
     case CMD_CACHE:
     case CMD_EXPORT:
     case CMD_PUBLISH:
+    case CMD_GITLAB:
+    case CMD_GITHUB_HOOK:
       cli_clear (&cli);
       exec_store_helper (argv);
     case CMD_ENTER:

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ci/ci.h"
 #include "common/cli.h"
 #include "common/helper.h"
 #include "common/meta.h"
@@ -219,6 +220,10 @@ main (int argc, char **argv)
     case CMD_PUBLISH:
       publish (cli.publish_dir, cli.archives, cli.description, cli.quiet);
       break;
+    case CMD_GITLAB:
+      return ci_gitlab (cli.driver_args);
+    case CMD_GITHUB_HOOK:
+      return ci_github_hook (cli.driver_args);
     default:
       die ("%s is a helper for create, templates, fetch, cache, export and publish: run '%s %s'",
            STORE_HELPER_NAME, PROGRAM_NAME, argc > 1 ? argv[1] : "--help");

@@ -338,3 +338,55 @@ assert_cache_sound() {
 	ENTER_DEVROOT_REGISTRY_MIRROR=https://127.0.0.1:9 edr_run create a --from "docker://$(reg open)/app:a" --cacert "$CA" --quiet
 	assert_status 0
 }
+
+# ---- The CI drivers pull a job's image with the job's own registry credentials.
+
+gitlab_job_vars() { # JOB_ID IMAGE CI_REGISTRY USER PASSWORD
+	export CUSTOM_ENV_CI_JOB_ID=$1 CUSTOM_ENV_CI_JOB_IMAGE=$2 CUSTOM_ENV_CI_REGISTRY=$3
+	export CUSTOM_ENV_CI_REGISTRY_USER=$4 CUSTOM_ENV_CI_REGISTRY_PASSWORD=$5
+	export BUILD_FAILURE_EXIT_CODE=41 SYSTEM_FAILURE_EXIT_CODE=42
+}
+
+@test "gitlab prepare: the job's CI_REGISTRY_USER and CI_REGISTRY_PASSWORD pull its private image; wrong ones are a system failure" {
+	gitlab_job_vars 1 "$(reg locked)/private:a" "$(reg locked)" "$REG_USER" "$REG_PASS"
+	run --separate-stderr "$EDR_BIN" gitlab prepare --cacert "$CA"
+	assert_success
+	printf 'cat /srv/g\n' >"$T/s"
+	run "$EDR_BIN" gitlab run "$T/s" step_script
+	assert_success
+	assert_output gzip
+	"$EDR_BIN" gitlab cleanup
+	# No credentials file is left behind anywhere the job's user keeps files.
+	run find "$T" "${TMPDIR:-/tmp}" -maxdepth 2 -name 'enter-devroot-ci.*'
+	assert_output ""
+	gitlab_job_vars 2 "$(reg locked)/private:a" "$(reg locked)" "$REG_USER" "wrong pass"
+	run --separate-stderr "$EDR_BIN" gitlab prepare --cacert "$CA"
+	assert_equal "$status" 42
+	[[ ${stderr_lines[-1]} == "enter-devroot: gitlab: cannot create the job's devroot"* ]] || fail "$stderr"
+	[[ $stderr == *"access denied"* ]] || fail "$stderr"
+}
+
+@test "gitlab prepare: the job's registry credentials are given to its own registry only" {
+	# The image is on the locked registry, the job's CI_REGISTRY is another one: its
+	# credentials must not be offered there, so the pull has none.
+	gitlab_job_vars 3 "$(reg locked)/private:a" "$(reg open)" "$REG_USER" "$REG_PASS"
+	run --separate-stderr "$EDR_BIN" gitlab prepare --cacert "$CA"
+	assert_equal "$status" 42
+	[[ $stderr == *"no credentials"* ]] || fail "$stderr"
+}
+
+@test "github-hook prepare_job: the container's registry credentials pull a private image" {
+	local response=$T/response.json
+	printf '{"command": "prepare_job", "responseFile": "%s", "state": {}, "args": {"services": [],
+	  "container": {"image": "docker://%s/private:a", "systemMountVolumes": [], "userMountVolumes": [],
+	  "registry": {"username": "%s", "password": "%s", "serverUrl": "https://%s"}}}}' \
+		"$response" "$(reg locked)" "$REG_USER" "$REG_PASS" "$(reg locked)" >"$T/in.json"
+	CURL_CA_BUNDLE=$CA run --separate-stderr "$EDR_BIN" github-hook <"$T/in.json"
+	assert_success
+	local name
+	name=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["state"]["root"])' "$response")
+	edr_run run "$name" -- cat /srv/z
+	assert_output zstd
+	printf '{"command": "cleanup_job", "args": {}, "state": {"root": "%s"}}' "$name" | "$EDR_BIN" github-hook
+	[[ ! -e $XDG_DATA_HOME/enter-devroot/roots/$name ]]
+}

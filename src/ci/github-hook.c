@@ -1,0 +1,396 @@
+/* enter-devroot github-hook: the GitHub Actions runner's container hooks.
+ *
+ * With ACTIONS_RUNNER_CONTAINER_HOOKS naming a .sh file that execs this command, the
+ * runner hands each container operation to it as JSON on standard input,
+ * {"command", "responseFile", "args", "state"} (actions/runner docs/adrs/1891):
+ *   prepare_job         make the job's devroot from args.container.image and answer in
+ *                       responseFile with our state, the container's context and isAlpine;
+ *   run_script_step     run entryPoint + entryPointArgs inside it, with the step's
+ *                       environment, prependPath and workingDirectory; exit with its status;
+ *   run_container_step  the same in a throwaway devroot of the step's own image;
+ *   cleanup_job         remove the job's devroot and whatever still runs in it.
+ * The runner's work directories (systemMountVolumes: _work as /__w, externals as /__e, the
+ * temp, tool and home directories) and the job's userMountVolumes are bound into the
+ * devroot at their container paths, so the runner's generated scripts and the actions'
+ * files are where the runner says. That needs bind mounts, which only user-namespace mode
+ * makes: in chroot mode prepare_job fails with one line saying so. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "ci/ci.h"
+#include "ci/driver.h"
+#include "common/name.h"
+#include "common/util.h"
+
+#define DRIVER "github-hook"
+/* The hook's whole input: the runner's JSON is a few kilobytes. */
+#define INPUT_MAX (4 * 1024 * 1024)
+/* The status of a hook that failed on its own (the runner fails the step on any nonzero). */
+#define HOOK_FAILURE 1
+
+#define fail(...) ci_fail (HOOK_FAILURE, DRIVER, __VA_ARGS__)
+
+/* --allow-local-images: the runner's administrator lets workflows name images on this
+ * host (driver.h says why not by default). */
+static bool local_images;
+
+static void
+image_source (const char *image, char ***args, char **registry)
+{
+  if (!ci_image_source (image, local_images, args, registry))
+    fail ("image '%s' names a file or directory on the runner's host; workflows may not "
+          "read those unless the hook allows it (exec enter-devroot github-hook "
+          "--allow-local-images)", image);
+}
+
+static const char *
+str (json_t *object, const char *key)
+{
+  json_t *v = json_object_get (object, key);
+  return json_is_string (v) && json_string_length (v) > 0 ? json_string_value (v) : NULL;
+}
+
+/* ---- Building enter-devroot's arguments from the runner's JSON. */
+
+/* --bind for each {sourceVolumePath, targetVolumePath, readOnly} of VOLUMES whose source is
+ * a directory here; anything else (the docker socket the runner always lists) is skipped
+ * with one line, since nothing here speaks to a docker daemon. */
+static void
+push_binds (char ***args, json_t *volumes)
+{
+  size_t i;
+  json_t *v;
+  json_array_foreach (volumes, i, v)
+  {
+    const char *src = str (v, "sourceVolumePath");
+    const char *dst = str (v, "targetVolumePath");
+    if (src == NULL || dst == NULL)
+      fail ("a mount volume lacks sourceVolumePath or targetVolumePath");
+    if (strchr (src, ':') != NULL || strchr (dst, ':') != NULL)
+      fail ("mount %s:%s: a path with ':' cannot be bound", src, dst);
+    struct stat st;
+    if (stat (src, &st) < 0 || !S_ISDIR (st.st_mode))
+      {
+        fprintf (stderr, "%s: %s: not binding %s (not a directory here)\n", PROGRAM_NAME,
+                 DRIVER, src);
+        continue;
+      }
+    ci_pushf (args, "--bind=%s:%s%s", src, dst,
+              json_is_true (json_object_get (v, "readOnly")) ? ":ro" : "");
+  }
+}
+
+/* --env for each member of the object ENV ({"K": "V"}). */
+static void
+push_env (char ***args, json_t *env)
+{
+  const char *key;
+  json_t *v;
+  json_object_foreach (env, key, v)
+  {
+    if (!json_is_string (v))
+      fail ("environment variable %s: not a string", key);
+    ci_pushf (args, "--env=%s=%s", key, json_string_value (v));
+  }
+}
+
+/* The step's command: entryPoint + entryPointArgs, behind a shell that puts prependPath in
+ * front of the PATH the devroot's image and our defaults give (only when there is one:
+ * a distroless image may have no shell). */
+static void
+push_command (char ***args, json_t *a)
+{
+  json_t *prepend = json_object_get (a, "prependPath");
+  size_t i;
+  json_t *v;
+  struct strbuf path = { 0 };
+  json_array_foreach (prepend, i, v)
+  {
+    if (!json_is_string (v) || strchr (json_string_value (v), ':') != NULL)
+      fail ("prependPath: entry %zu is not a directory name", i);
+    if (path.len > 0)
+      strbuf_append_c (&path, ':');
+    strbuf_append (&path, json_string_value (v));
+  }
+  cleanup_free char *joined = strbuf_steal (&path);
+  if (joined[0] != '\0')
+    ci_pushf (args, "--env=ENTER_DEVROOT_PREPEND_PATH=%s", joined);
+  ci_push (args, "--");
+  if (joined[0] != '\0')
+    {
+      ci_push (args, "/bin/sh");
+      ci_push (args, "-c");
+      ci_push (args, "PATH=\"$ENTER_DEVROOT_PREPEND_PATH:$PATH\"; "
+                     "unset ENTER_DEVROOT_PREPEND_PATH; exec \"$@\"");
+      ci_push (args, "sh");
+    }
+  const char *entry = str (a, "entryPoint");
+  if (entry == NULL)
+    fail ("the step has no entryPoint");
+  ci_push (args, entry);
+  json_array_foreach (json_object_get (a, "entryPointArgs"), i, v)
+  {
+    if (!json_is_string (v))
+      fail ("entryPointArgs: entry %zu is not a string", i);
+    ci_push (args, json_string_value (v));
+  }
+}
+
+/* ---- Registry credentials: the job's own, for the registry they name. */
+
+static char *
+credentials_for (json_t *container, const char *registry)
+{
+  json_t *r = json_object_get (container, "registry");
+  if (!json_is_object (r))
+    return NULL;
+  const char *server = str (r, "serverUrl");
+  cleanup_free char *host = NULL;
+  if (server != NULL)
+    {
+      const char *s = strstr (server, "://");
+      s = s != NULL ? s + 3 : server;
+      host = xasprintf ("%.*s", (int) strcspn (s, "/"), s);
+    }
+  else
+    host = xstrdup (registry != NULL ? registry : "docker.io");
+  return ci_credentials_write (host, str (r, "username"), str (r, "password"));
+}
+
+static int
+create_root (const char *name, json_t *container)
+{
+  const char *image = str (container, "image");
+  if (image == NULL)
+    fail ("the job container names no image");
+  cleanup_strv char **args = NULL;
+  cleanup_free char *registry = NULL;
+  ci_push (&args, "create");
+  ci_push (&args, name);
+  image_source (image, &args, &registry);
+  ci_push (&args, "--quiet");
+  char *auth = credentials_for (container, registry);
+  cleanup_free char *auth_env = auth != NULL ? xasprintf ("REGISTRY_AUTH_FILE=%s", auth) : NULL;
+  char *env[] = { auth_env, NULL };
+  fprintf (stderr, "%s: %s: creating devroot %s from %s\n", PROGRAM_NAME, DRIVER, name, image);
+  int status = ci_tool (args, -1, env);
+  ci_credentials_remove (auth);
+  return status;
+}
+
+/* ---- The hooks. */
+
+static char *
+new_root_name (void)
+{
+  unsigned char r[6];
+  cleanup_fd int fd = open ("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read (fd, r, sizeof r) != (ssize_t) sizeof r)
+    fail ("cannot read /dev/urandom: %s", strerror (errno));
+  return xasprintf ("github-%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4], r[5]);
+}
+
+static bool
+root_has (const char *name, const char *path)
+{
+  cleanup_free char *root = ci_root_path (name);
+  if (root == NULL)
+    return false;
+  cleanup_fd int fd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  return fd >= 0 && fstatat (fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static void
+write_response (const char *path, json_t *response)
+{
+  if (path == NULL)
+    fail ("prepare_job: no responseFile to answer in");
+  if (json_dump_file (response, path, JSON_COMPACT) < 0)
+    fail ("cannot write the response to %s", path);
+}
+
+static void
+prepare_job (json_t *input)
+{
+  json_t *a = json_object_get (input, "args");
+  json_t *services = json_object_get (a, "services");
+  if (json_array_size (services) > 0)
+    fail ("services: are not supported by the enter-devroot hooks yet (the job names %zu); "
+          "start what the job needs in its steps", json_array_size (services));
+  json_t *container = json_object_get (a, "container");
+  if (!json_is_object (container))
+    {
+      json_t *none = json_pack ("{s:{}, s:{s:[]}}", "state", "context", "services");
+      write_response (str (input, "responseFile"), none);
+      json_decref (none);
+      return;
+    }
+  cleanup_free char *name = new_root_name ();
+  if (create_root (name, container) != 0)
+    fail ("cannot create the job's devroot from '%s'", str (container, "image"));
+
+  /* What every step gets: the mounts, the container's environment. */
+  cleanup_strv char **binds = NULL;
+  push_binds (&binds, json_object_get (container, "systemMountVolumes"));
+  push_binds (&binds, json_object_get (container, "userMountVolumes"));
+  cleanup_strv char **probe = NULL;
+  ci_push (&probe, "run");
+  ci_push (&probe, name);
+  ci_push (&probe, "--mode=userns");
+  for (size_t i = 0; binds != NULL && binds[i] != NULL; i++)
+    ci_push (&probe, binds[i]);
+  ci_push (&probe, "--");
+  ci_push (&probe, "/bin/sh");
+  ci_push (&probe, "-c");
+  ci_push (&probe, ":");
+  if (ci_tool (probe, -1, NULL) != 0)
+    {
+      ci_remove_root (name);
+      fail ("cannot enter the job's devroot with the runner's directories bound: container "
+            "jobs need user-namespace mode (see 'enter-devroot doctor')");
+    }
+
+  json_t *state_binds = json_array ();
+  for (size_t i = 0; binds != NULL && binds[i] != NULL; i++)
+    json_array_append_new (state_binds, json_string (binds[i]));
+  json_t *env = json_object_get (container, "environmentVariables");
+  json_t *response = json_pack (
+    "{s:{s:s, s:o, s:o}, s:{s:{s:s, s:s}, s:[]}, s:b}",
+    "state", "root", name, "binds", state_binds, "env",
+    json_is_object (env) ? json_incref (env) : json_object (),
+    "context", "container", "id", name, "network", "", "services",
+    "isAlpine", root_has (name, "etc/alpine-release"));
+  if (response == NULL)
+    fail ("cannot build the response");
+  write_response (str (input, "responseFile"), response);
+  json_decref (response);
+}
+
+/* The devroot and mounts prepare_job kept in the runner's state. */
+static const char *
+state_root (json_t *input, json_t **binds, json_t **env)
+{
+  json_t *state = json_object_get (input, "state");
+  const char *name = str (state, "root");
+  if (name == NULL || !name_is_valid (name))
+    fail ("the runner's state names no devroot (was prepare_job run by this hook?)");
+  *binds = json_object_get (state, "binds");
+  *env = json_object_get (state, "env");
+  return name;
+}
+
+static int
+run_script_step (json_t *input)
+{
+  json_t *binds, *env;
+  const char *name = state_root (input, &binds, &env);
+  json_t *a = json_object_get (input, "args");
+  cleanup_strv char **args = NULL;
+  ci_push (&args, "run");
+  ci_push (&args, name);
+  ci_push (&args, "--mode=userns");
+  size_t i;
+  json_t *v;
+  json_array_foreach (binds, i, v) ci_push (&args, json_string_value (v));
+  push_env (&args, env);
+  push_env (&args, json_object_get (a, "environmentVariables"));
+  const char *workdir = str (a, "workingDirectory");
+  if (workdir != NULL)
+    ci_pushf (&args, "--workdir=%s", workdir);
+  push_command (&args, a);
+  return ci_tool (args, -1, NULL);
+}
+
+static int
+run_container_step (json_t *input)
+{
+  json_t *a = json_object_get (input, "args");
+  if (str (a, "image") == NULL)
+    fail ("run_container_step: %s", str (a, "dockerfile") != NULL
+                                       ? "Dockerfile actions need an image builder: build the "
+                                         "image elsewhere and name it with docker://"
+                                       : "the step names no image");
+  cleanup_free char *registry = NULL;
+  cleanup_strv char **args = NULL;
+  ci_push (&args, "run");
+  ci_push (&args, "--ephemeral");
+  image_source (str (a, "image"), &args, &registry);
+  ci_push (&args, "--quiet");
+  ci_push (&args, "--mode=userns");
+  push_binds (&args, json_object_get (a, "systemMountVolumes"));
+  push_binds (&args, json_object_get (a, "userMountVolumes"));
+  push_env (&args, json_object_get (a, "environmentVariables"));
+  const char *workdir = str (a, "workingDirectory");
+  if (workdir != NULL)
+    ci_pushf (&args, "--workdir=%s", workdir);
+  if (str (a, "entryPoint") != NULL)
+    push_command (&args, a);
+  else
+    {
+      /* The image's own Entrypoint, given the step's arguments. */
+      ci_push (&args, "--entrypoint");
+      ci_push (&args, "--");
+      size_t i;
+      json_t *v;
+      json_array_foreach (json_object_get (a, "entryPointArgs"), i, v)
+        ci_push (&args, json_string_value (v));
+    }
+  char *auth = credentials_for (a, registry);
+  cleanup_free char *auth_env = auth != NULL ? xasprintf ("REGISTRY_AUTH_FILE=%s", auth) : NULL;
+  char *extra[] = { auth_env, NULL };
+  int status = ci_tool (args, -1, extra);
+  ci_credentials_remove (auth);
+  return status;
+}
+
+static void
+cleanup_job (json_t *input)
+{
+  const char *name = str (json_object_get (input, "state"), "root");
+  cleanup_free char *root = name != NULL && name_is_valid (name) ? ci_root_path (name) : NULL;
+  if (root != NULL)
+    ci_remove_root (name);
+}
+
+int
+ci_github_hook (char **argv)
+{
+  for (; argv[0] != NULL; argv++)
+    if (strcmp (argv[0], "--allow-local-images") == 0)
+      local_images = true;
+    else
+      fail ("unexpected argument '%s': the runner's JSON comes on standard input", argv[0]);
+  size_t len;
+  cleanup_free char *text = read_fd_all (STDIN_FILENO, INPUT_MAX, &len);
+  if (text == NULL)
+    fail ("cannot read the runner's JSON on standard input: %s", strerror (errno));
+  json_error_t err;
+  json_t *input = json_loadb (text, len, 0, &err);
+  if (!json_is_object (input))
+    fail ("standard input: not the runner's JSON: %s (line %d)", err.text, err.line);
+  const char *command = str (input, "command");
+  int status = 0;
+  if (command == NULL)
+    fail ("standard input: no \"command\"");
+  else if (strcmp (command, "prepare_job") == 0)
+    prepare_job (input);
+  else if (strcmp (command, "run_script_step") == 0)
+    status = run_script_step (input);
+  else if (strcmp (command, "run_container_step") == 0)
+    status = run_container_step (input);
+  else if (strcmp (command, "cleanup_job") == 0)
+    cleanup_job (input);
+  else
+    fail ("unknown command '%s' (expected prepare_job, run_script_step, run_container_step "
+          "or cleanup_job)", command);
+  json_decref (input);
+  return status;
+}

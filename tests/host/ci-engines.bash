@@ -1,0 +1,146 @@
+# Harnesses that play the CI engines' side of their driver protocols exactly as documented,
+# since neither gitlab-runner nor the Actions runner is packaged in Debian. Load after
+# common.bash.
+#
+# GitLab Runner, custom executor (docs/executors/custom.md): config_exec, whose JSON gives
+# builds_dir and job_env; prepare_exec; run_exec SCRIPT STAGE for each sub-stage in the
+# documented order; cleanup_exec. Job variables are passed prefixed with CUSTOM_ENV_, the
+# exit-status conventions in BUILD_FAILURE_EXIT_CODE, SYSTEM_FAILURE_EXIT_CODE and
+# BUILD_EXIT_CODE_FILE, job_env to every stage after config. A stage's script is written to
+# a file of the runner's (here: $GL/scripts), never inside the devroot.
+
+GL_BUILD_FAILURE=41
+GL_SYSTEM_FAILURE=42
+
+# gitlab_env JOB_ID IMAGE [SLOT]: the variables a runner passes for one job.
+gitlab_env() {
+	GL=$W/runner-$1
+	mkdir -p "$GL/scripts"
+	export CUSTOM_ENV_CI_JOB_ID=$1 CUSTOM_ENV_CI_JOB_IMAGE=$2 CUSTOM_ENV_CI_CONCURRENT_ID=${3:-0}
+	export CUSTOM_ENV_CI_RUNNER_SHORT_TOKEN=t0ken
+	export BUILD_FAILURE_EXIT_CODE=$GL_BUILD_FAILURE SYSTEM_FAILURE_EXIT_CODE=$GL_SYSTEM_FAILURE
+	export BUILD_EXIT_CODE_FILE=$GL/exit-code
+	rm -f "$BUILD_EXIT_CODE_FILE"
+}
+
+# gitlab_config [ARGS...]: config_exec; exports its job_env and sets GL_BUILDS_DIR.
+gitlab_config() {
+	local json
+	json=$("$EDR_BIN" gitlab config "$@") || return
+	printf '%s\n' "$json" >"$GL/config.json"
+	eval "$(python3 -c '
+import json, shlex, sys
+d = json.load(open(sys.argv[1]))
+for k, v in d.get("job_env", {}).items():
+    print("export %s=%s" % (k, shlex.quote(v)))
+print("GL_BUILDS_DIR=%s" % shlex.quote(d["builds_dir"]))
+print("GL_CACHE_DIR=%s" % shlex.quote(d["cache_dir"]))' "$GL/config.json")"
+}
+
+# gitlab_stage STAGE TEXT: run_exec with a script holding TEXT; its status in $?.
+gitlab_stage() {
+	local script=$GL/scripts/$1
+	printf '%s\n' "$2" >"$script"
+	"$EDR_BIN" gitlab run "$script" "$1"
+}
+
+# gitlab_job SCRIPT_TEXT [AFTER_TEXT]: a whole job as the runner runs it, each stage's
+# status appended to $GL/stages ("STAGE STATUS"): the preparing and fetching stages, the
+# user's script, after_script, the caching and artifact stages of the outcome, cleanup.
+# Returns the job's outcome: 0, the build failure or the system failure status.
+gitlab_job() {
+	local outcome=0 s stage
+	gitlab_config || return "$GL_SYSTEM_FAILURE"
+	"$EDR_BIN" gitlab prepare --allow-local-images
+	s=$?
+	echo "prepare $s" >>"$GL/stages"
+	if [[ $s -ne 0 ]]; then
+		"$EDR_BIN" gitlab cleanup
+		return "$s"
+	fi
+	for stage in prepare_script get_sources restore_cache download_artifacts step_script; do
+		case $stage in
+		step_script) gitlab_stage "$stage" "$1" ;;
+		get_sources) gitlab_stage "$stage" "mkdir -p '$GL_BUILDS_DIR/project' && echo source > '$GL_BUILDS_DIR/project/README'" ;;
+		*) gitlab_stage "$stage" ': runner stage' ;;
+		esac
+		s=$?
+		echo "$stage $s" >>"$GL/stages"
+		if [[ $s -ne 0 ]]; then
+			outcome=$s
+			break
+		fi
+	done
+	if [[ $outcome -ne $GL_SYSTEM_FAILURE ]]; then
+		gitlab_stage after_script "${2:-:}"
+		echo "after_script $?" >>"$GL/stages"
+		if [[ $outcome -eq 0 ]]; then
+			for stage in archive_cache upload_artifacts_on_success; do
+				gitlab_stage "$stage" ': runner stage'
+				echo "$stage $?" >>"$GL/stages"
+			done
+		else
+			for stage in archive_cache_on_failure upload_artifacts_on_failure; do
+				gitlab_stage "$stage" ': runner stage'
+				echo "$stage $?" >>"$GL/stages"
+			done
+		fi
+		gitlab_stage cleanup_file_variables ': runner stage'
+		echo "cleanup_file_variables $?" >>"$GL/stages"
+	fi
+	"$EDR_BIN" gitlab cleanup
+	echo "cleanup $?" >>"$GL/stages"
+	return "$outcome"
+}
+
+# The Actions runner's container hooks (actions/runner docs/adrs/1891-container-hooks.md):
+# one JSON document on standard input per call, {command, responseFile, args, state}; the
+# state of prepare_job's response is passed to every later call.
+
+# gh_hook COMMAND ARGS_JSON: call the hook; GH_STATE (JSON) is the stored state, updated
+# from the response file when the hook writes one.
+gh_hook() {
+	local response=$GH/response-$1.json
+	rm -f "$response"
+	python3 -c '
+import json, sys
+print(json.dumps({"command": sys.argv[1], "responseFile": sys.argv[2],
+                  "args": json.loads(sys.argv[3]), "state": json.loads(sys.argv[4])}))' \
+		"$1" "$response" "$2" "${GH_STATE:-{\}}" >"$GH/input-$1.json"
+	"$EDR_BIN" github-hook --allow-local-images <"$GH/input-$1.json"
+	local s=$?
+	if [[ -s $response ]]; then
+		GH_STATE=$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["state"]))' "$response")
+	fi
+	return $s
+}
+
+# gh_dirs: the runner's directories on this host, as a runner lays them out.
+gh_dirs() {
+	GH=$W/actions-runner
+	mkdir -p "$GH/_work/_temp" "$GH/_work/_actions" "$GH/_work/_tool" "$GH/externals" \
+		"$GH/_work/_temp/_github_home" "$GH/_work/_temp/_github_workflow" "$GH/_work/repo/repo"
+}
+
+# gh_container IMAGE: a prepare_job "container" with the runner's system mounts.
+gh_container() {
+	python3 -c '
+import json, sys
+gh, image = sys.argv[1], sys.argv[2]
+def m(src, dst, ro=False):
+    return {"sourceVolumePath": src, "targetVolumePath": dst, "readOnly": ro}
+print(json.dumps({"container": {
+    "image": image, "workingDirectory": "/__w/repo/repo",
+    "environmentVariables": {"JOB_VAR": "from-the-job"},
+    "systemMountVolumes": [
+        m("/var/run/docker.sock", "/var/run/docker.sock"),
+        m(gh + "/_work", "/__w"),
+        m(gh + "/externals", "/__e", True),
+        m(gh + "/_work/_temp", "/__w/_temp"),
+        m(gh + "/_work/_actions", "/__w/_actions"),
+        m(gh + "/_work/_tool", "/__w/_tool"),
+        m(gh + "/_work/_temp/_github_home", "/github/home"),
+        m(gh + "/_work/_temp/_github_workflow", "/github/workflow")],
+    "userMountVolumes": [], "portMappings": [], "registry": None},
+    "services": []}))' "$GH" "$1"
+}

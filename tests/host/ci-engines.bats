@@ -1,0 +1,274 @@
+#!/usr/bin/env bats
+# The CI engines' drivers, driven by harnesses that play each engine's documented side
+# (ci-engines.bash): `enter-devroot gitlab` as a GitLab Runner custom executor and
+# `enter-devroot github-hook` as the Actions runner's container hooks, in user-namespace
+# mode on this host (the guest suite runs the GitLab driver in chroot mode).
+
+load common
+load ci-engines
+
+setup() {
+	edr_setup
+	IMAGE=$W/image.tar.gz
+	cp "$EDR_TEMPLATE" "$IMAGE"
+}
+teardown() { edr_teardown; }
+
+# ---- GitLab Runner custom executor
+
+@test "gitlab config: prints the runner's JSON with builds_dir, cache_dir, hostname, driver and job_env" {
+	gitlab_env 1 "$IMAGE"
+	run --separate-stderr "$EDR_BIN" gitlab config --builds-dir "$W/b" --cache-dir "$W/c"
+	assert_success
+	run python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["builds_dir"] == sys.argv[2] and d["cache_dir"] == sys.argv[3], d
+assert d["builds_dir_is_shared"] is False and d["hostname"], d
+assert d["driver"]["name"] == "enter-devroot" and d["driver"]["version"], d
+assert d["job_env"]["ENTER_DEVROOT_GITLAB_BUILDS_DIR"] == sys.argv[2], d
+print("ok")' "$output" "$W/b" "$W/c"
+	assert_output ok
+}
+
+@test "gitlab: a job's stages share its devroot, the builds directory is the host's, cleanup removes the root" {
+	gitlab_env 7 "$IMAGE"
+	gitlab_config
+	run gitlab_job "cat '$GL_BUILDS_DIR/project/README' && echo step-ran > '$GL_BUILDS_DIR/project/out' && echo in-root > /from-step" \
+		'test -f /from-step && echo after-saw-step'
+	assert_success
+	assert_output --partial source
+	assert_output --partial after-saw-step
+	# Every stage ran, in the documented order, and succeeded.
+	run cut -d' ' -f1 "$GL/stages"
+	assert_output "$(printf '%s\n' prepare prepare_script get_sources restore_cache download_artifacts step_script after_script archive_cache upload_artifacts_on_success cleanup_file_variables cleanup)"
+	run grep -v ' 0$' "$GL/stages"
+	assert_failure
+	# The builds directory is a host directory bound in: the job's files outlive the job.
+	[[ $(cat "$GL_BUILDS_DIR/project/out") == step-ran ]]
+	[[ ! -e $(root_of gitlab-t0ken-7-0) ]]
+	[[ ! -e /from-step ]]
+	run "$EDR_BIN" list
+	refute_output --partial gitlab-
+}
+
+@test "gitlab: a failing script exits BUILD_FAILURE_EXIT_CODE with its own status in BUILD_EXIT_CODE_FILE, even 125 and 127" {
+	gitlab_env 8 "$IMAGE"
+	gitlab_config
+	"$EDR_BIN" gitlab prepare --allow-local-images
+	for code in 3 125 127; do
+		run --separate-stderr gitlab_stage step_script "echo before; exit $code"
+		assert_equal "$status" "$GL_BUILD_FAILURE"
+		assert_output before
+		assert_equal "$(cat "$BUILD_EXIT_CODE_FILE")" "$code"
+	done
+	run gitlab_stage step_script 'no-such-command-here'
+	assert_equal "$status" "$GL_BUILD_FAILURE"
+	assert_equal "$(cat "$BUILD_EXIT_CODE_FILE")" 127
+	"$EDR_BIN" gitlab cleanup
+}
+
+@test "gitlab: after a failed step_script the runner's failure stages still run, and the job fails" {
+	gitlab_env 9 "$IMAGE"
+	run gitlab_job 'exit 4' 'echo after-ran'
+	assert_equal "$status" "$GL_BUILD_FAILURE"
+	assert_output --partial after-ran
+	run cat "$GL/stages"
+	assert_line "step_script $GL_BUILD_FAILURE"
+	assert_line "archive_cache_on_failure 0"
+	assert_line "upload_artifacts_on_failure 0"
+	assert_line "cleanup 0"
+	[[ ! -e $(root_of gitlab-t0ken-9-0) ]]
+}
+
+@test "gitlab: a script's commands read /dev/null, not the rest of the script" {
+	gitlab_env 10 "$IMAGE"
+	gitlab_config
+	"$EDR_BIN" gitlab prepare --allow-local-images
+	run gitlab_stage step_script $'read line; echo "read [$line]"\necho second-line-ran'
+	assert_success
+	assert_line 'read []'
+	assert_line second-line-ran
+	"$EDR_BIN" gitlab cleanup
+}
+
+@test "gitlab: what is not the script's fault is a system failure with one line naming the cause" {
+	gitlab_env 11 "$W/missing.tar.gz"
+	gitlab_config
+	run --separate-stderr "$EDR_BIN" gitlab prepare --allow-local-images
+	assert_equal "$status" "$GL_SYSTEM_FAILURE"
+	[[ ${stderr_lines[-1]} == "enter-devroot: gitlab: cannot create the job's devroot from '$W/missing.tar.gz'"* ]] || fail "$stderr"
+	[[ ! -e $(root_of gitlab-t0ken-11-0) ]]
+	# A stage of a job whose prepare never ran.
+	printf 'true\n' >"$GL/scripts/s"
+	run --separate-stderr "$EDR_BIN" gitlab run "$GL/scripts/s" step_script
+	assert_equal "$status" "$GL_SYSTEM_FAILURE"
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_equal "${stderr_lines[0]:0:46}" "enter-devroot: gitlab: the job's devroot was n"
+	# A devroot removed behind the runner's back: the shell cannot start there.
+	gitlab_env 12 "$IMAGE"
+	"$EDR_BIN" gitlab prepare --allow-local-images
+	"$EDR_BIN" remove gitlab-t0ken-12-0
+	run --separate-stderr gitlab_stage step_script 'exit 3'
+	assert_equal "$status" "$GL_SYSTEM_FAILURE"
+	[[ ${stderr_lines[-1]} == "enter-devroot: gitlab: stage step_script: cannot start a shell in the job's devroot gitlab-t0ken-12-0"* ]] || fail "$stderr"
+	[[ ! -e $BUILD_EXIT_CODE_FILE ]]
+}
+
+@test "gitlab: no image and no --default-image fails the build in one line; --default-image is used otherwise" {
+	gitlab_env 13 ""
+	unset CUSTOM_ENV_CI_JOB_IMAGE
+	gitlab_config
+	run --separate-stderr "$EDR_BIN" gitlab prepare --allow-local-images
+	assert_equal "$status" "$GL_BUILD_FAILURE"
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == *"names no image"*"--default-image"* ]] || fail "$stderr"
+	run --separate-stderr "$EDR_BIN" gitlab prepare --default-image "$IMAGE"
+	assert_success
+	[[ -d $(root_of gitlab-t0ken-13-0) ]]
+	"$EDR_BIN" gitlab cleanup
+}
+
+@test "gitlab: services are refused with one line in the job log" {
+	gitlab_env 14 "$IMAGE"
+	export CUSTOM_ENV_CI_JOB_SERVICES='[{"name":"postgres:15","alias":"db"}]'
+	gitlab_config
+	run --separate-stderr "$EDR_BIN" gitlab prepare --allow-local-images
+	assert_equal "$status" "$GL_BUILD_FAILURE"
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: gitlab: services: are not supported"*postgres* ]] || fail "$stderr"
+	[[ ! -e $(root_of gitlab-t0ken-14-0) ]]
+}
+
+@test "gitlab: two jobs at once get two devroots and never see each other's files" {
+	gitlab_env 21 "$IMAGE" 0
+	gitlab_config
+	"$EDR_BIN" gitlab prepare --allow-local-images
+	(
+		gitlab_env 22 "$IMAGE" 1
+		"$EDR_BIN" gitlab prepare --allow-local-images
+		gitlab_stage step_script 'echo job22 > /mine; sleep 1; cat /mine'
+	) >"$W/job22.out" 2>&1 &
+	local other=$!
+	run gitlab_stage step_script 'echo job21 > /mine; sleep 1; cat /mine'
+	assert_success
+	assert_output job21
+	wait "$other"
+	[[ $(cat "$W/job22.out") == *job22* ]]
+	[[ $(cat "$(root_of gitlab-t0ken-21-0)/mine") == job21 ]]
+	[[ $(cat "$(root_of gitlab-t0ken-22-1)/mine") == job22 ]]
+	"$EDR_BIN" gitlab cleanup
+	CUSTOM_ENV_CI_JOB_ID=22 CUSTOM_ENV_CI_CONCURRENT_ID=1 "$EDR_BIN" gitlab cleanup
+	[[ ! -e $(root_of gitlab-t0ken-21-0) && ! -e $(root_of gitlab-t0ken-22-1) ]]
+}
+
+@test "gitlab: SIGTERM then SIGKILL to the driver's process group mid-stage leaves nothing of the job after cleanup" {
+	gitlab_env 30 "$IMAGE"
+	gitlab_config
+	"$EDR_BIN" gitlab prepare --allow-local-images
+	printf '%s\n' 'sleep 1000 &' '(trap "" TERM; exec sleep 1001) &' 'echo started > /started' 'sleep 1002' >"$GL/scripts/long"
+	setsid "$EDR_BIN" gitlab run "$GL/scripts/long" step_script &
+	local driver=$!
+	for _ in $(seq 100); do [[ -e $(root_of gitlab-t0ken-30-0)/started ]] && break; sleep 0.1; done
+	[[ -e $(root_of gitlab-t0ken-30-0)/started ]]
+	kill -TERM -- "-$driver"
+	sleep 1
+	kill -KILL -- "-$driver" 2>/dev/null || true
+	wait "$driver" || true
+	"$EDR_BIN" gitlab cleanup
+	[[ ! -e $(root_of gitlab-t0ken-30-0) ]]
+	for _ in $(seq 50); do pgrep -u "$(id -u)" -f 'sleep 100[012]' >/dev/null || break; sleep 0.1; done
+	run pgrep -u "$(id -u)" -af 'sleep 100[012]'
+	assert_failure
+}
+
+# ---- GitHub Actions runner container hooks
+
+@test "github-hook: prepare_job answers with state, context and isAlpine; steps run inside with the runner's mounts; cleanup_job removes the root" {
+	gh_dirs
+	echo 'echo "script in $PWD as $(id -un): $JOB_VAR $STEP_VAR"; echo "$PATH" | cut -d: -f1; echo made > /__w/_temp/from-step; exit 5' \
+		>"$GH/_work/_temp/step.sh"
+	# Not through `run`: the harness keeps the runner's state in this shell.
+	gh_hook prepare_job "$(gh_container "$IMAGE")" 2>"$W/prepare.err"
+	grep -q 'not binding /var/run/docker.sock' "$W/prepare.err"
+	run python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["isAlpine"] is False, r
+c = r["context"]["container"]
+assert c["id"] == r["state"]["root"] and c["id"].startswith("github-"), r
+print(c["id"])' "$GH/response-prepare_job.json"
+	assert_success
+	local name=$output
+	[[ -d $(root_of "$name") ]]
+	run gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["-e", "/__w/_temp/step.sh"],
+		"environmentVariables": {"STEP_VAR": "from-the-step"}, "prependPath": ["/__w/_tool/bin"],
+		"workingDirectory": "/__w/repo/repo"}'
+	assert_equal "$status" 5
+	assert_line "script in /__w/repo/repo as $(id -un): from-the-job from-the-step"
+	assert_line /__w/_tool/bin
+	[[ $(cat "$GH/_work/_temp/from-step") == made ]]
+	run gh_hook cleanup_job '{}'
+	assert_success
+	[[ ! -e $(root_of "$name") ]]
+}
+
+@test "github-hook: run_container_step runs in a throwaway root of its image; a Dockerfile action and services are refused in one line" {
+	gh_dirs
+	run gh_hook run_container_step "{\"image\": \"$IMAGE\", \"entryPoint\": \"sh\",
+		\"entryPointArgs\": [\"-c\", \"echo container-step in \$PWD; exit 6\"], \"workingDirectory\": \"/github/workspace\",
+		\"environmentVariables\": {}, \"systemMountVolumes\": [{\"sourceVolumePath\": \"$GH/_work/repo/repo\",
+		\"targetVolumePath\": \"/github/workspace\", \"readOnly\": false}], \"userMountVolumes\": []}"
+	assert_equal "$status" 6
+	assert_output --partial 'container-step in /github/workspace'
+	run "$EDR_BIN" list
+	refute_output --partial ephemeral-
+	run --separate-stderr gh_hook run_container_step '{"dockerfile": "Dockerfile", "image": null}'
+	assert_failure
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: run_container_step: Dockerfile actions"* ]] || fail "$stderr"
+	run --separate-stderr gh_hook prepare_job "{\"container\": {\"image\": \"$IMAGE\"}, \"services\": [{\"image\": \"redis\"}]}"
+	assert_failure
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: services: are not supported"* ]] || fail "$stderr"
+	run "$EDR_BIN" list
+	refute_output --partial github-
+}
+
+@test "github-hook: bad input is one line and exit 1" {
+	run --separate-stderr "$EDR_BIN" github-hook <<<'not json'
+	assert_equal "$status" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: standard input: not the runner's JSON"* ]] || fail "$stderr"
+	run --separate-stderr "$EDR_BIN" github-hook <<<'{"command": "launch_missiles"}'
+	assert_equal "$status" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: unknown command 'launch_missiles'"* ]] || fail "$stderr"
+	run --separate-stderr "$EDR_BIN" github-hook <<<'{"command": "run_script_step", "args": {}, "state": {"root": "../x"}}'
+	assert_equal "$status" 1
+	[[ ${stderr_lines[0]} == *"state names no devroot"* ]] || fail "$stderr"
+}
+
+@test "ci drivers: a job's image naming a file or directory of the runner's host is refused unless the runner allows it" {
+	mkdir -p "$W/private/etc"
+	echo runner-secret >"$W/private/etc/secret"
+	tar -C "$W/private" -czf "$W/private.tar.gz" etc
+	gitlab_env 40 "$W/private"
+	for image in "$W/private" "$W/private.tar.gz" "oci:$W/private" "docker-archive:$W/private.tar.gz" "file://$W/private.tar.gz" ./w/private; do
+		export CUSTOM_ENV_CI_JOB_IMAGE=$image
+		run --separate-stderr "$EDR_BIN" gitlab prepare
+		assert_equal "$status" "$GL_BUILD_FAILURE"
+		assert_equal "${#stderr_lines[@]}" 1
+		[[ ${stderr_lines[0]} == "enter-devroot: gitlab: image: '$image' names a file or directory on the runner's host"*--allow-local-images* ]] || fail "$stderr"
+		[[ ! -e $(root_of gitlab-t0ken-40-0) ]]
+	done
+	# The administrator's own default image may be local.
+	unset CUSTOM_ENV_CI_JOB_IMAGE
+	run --separate-stderr "$EDR_BIN" gitlab prepare --default-image "$IMAGE"
+	assert_success
+	"$EDR_BIN" gitlab cleanup
+	gh_dirs
+	run --separate-stderr "$EDR_BIN" github-hook <<<"{\"command\": \"prepare_job\", \"responseFile\": \"$W/r.json\", \"state\": {}, \"args\": {\"container\": {\"image\": \"$W/private.tar.gz\"}}}"
+	assert_equal "$status" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: image '$W/private.tar.gz' names a file or directory on the runner's host"* ]] || fail "$stderr"
+	run "$EDR_BIN" list
+	refute_output --partial github-
+}
