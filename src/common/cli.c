@@ -195,10 +195,9 @@ static const struct command_info commands[] = {
   { "gitlab", CMD_GITLAB, false, "gitlab config|prepare|run SCRIPT STAGE|cleanup [OPTIONS]",
     "A GitLab Runner custom executor: each job runs in a devroot made from its image:.\n"
     "In the runner's config.toml, under [runners.custom]:\n"
-    "  config_exec = \"enter-devroot\"   config_args  = [\"gitlab\", \"config\"]\n"
-    "  prepare_exec = \"enter-devroot\"  prepare_args = [\"gitlab\", \"prepare\"]\n"
-    "  run_exec = \"enter-devroot\"      run_args     = [\"gitlab\", \"run\"]\n"
-    "  cleanup_exec = \"enter-devroot\"  cleanup_args = [\"gitlab\", \"cleanup\"]\n"
+    "  config_exec = \"enter-devroot\"  and  config_args = [\"gitlab\", \"config\"]\n"
+    "  prepare_exec, run_exec, cleanup_exec the same, with prepare, run and cleanup\n"
+    "  (examples/ci/gitlab-runner-config.toml holds a whole one)\n"
     "\n"
     "  config --builds-dir DIR --cache-dir DIR   where jobs' builds and caches are\n"
     "                    (default: under $XDG_DATA_HOME/enter-devroot/gitlab)\n"

@@ -272,3 +272,34 @@ print(c["id"])' "$GH/response-prepare_job.json"
 	run "$EDR_BIN" list
 	refute_output --partial github-
 }
+
+@test "examples/ci: the GitLab config.toml is valid TOML naming the driver's documented keys; the Actions hook execs github-hook" {
+	local examples=$BATS_TEST_DIRNAME/../../examples/ci
+	run python3 -c '
+import sys, tomllib
+c = tomllib.load(open(sys.argv[1], "rb"))["runners"][0]
+assert c["executor"] == "custom", c
+x = c["custom"]
+for action in ("config", "prepare", "run", "cleanup"):
+    assert x[action + "_exec"] == "enter-devroot", x
+    assert x[action + "_args"][:2] == ["gitlab", action], x
+assert c["builds_dir"] and c["cache_dir"], c
+print(" ".join(x["prepare_args"][2:]))' "$examples/gitlab-runner-config.toml"
+	assert_success
+	# The example's prepare options are ones prepare takes.
+	gitlab_env 50 "$IMAGE"
+	unset CUSTOM_ENV_CI_JOB_IMAGE
+	gitlab_config
+	local args=$output
+	mkdir -p "$W/bin"
+	ln -s "$EDR_BIN" "$W/bin/enter-devroot"
+	ln -s "$(dirname "$EDR_BIN")/enter-devroot-store" "$W/bin/enter-devroot-store"
+	run --separate-stderr "$EDR_BIN" gitlab prepare ${args/template:debian-bookworm-build/$IMAGE}
+	assert_success
+	"$EDR_BIN" gitlab cleanup
+	run --separate-stderr env PATH="$W/bin:$PATH" sh "$examples/github-runner-hook.sh" <<<'{"command": "cleanup_job", "args": {}, "state": {}}'
+	assert_success
+	run --separate-stderr env PATH="$W/bin:$PATH" sh "$examples/github-runner-hook.sh" <<<'{"command": 1}'
+	assert_equal "$status" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: "* ]] || fail "$stderr"
+}
