@@ -14,7 +14,7 @@ _enter_devroot()
 		words=("${COMP_WORDS[@]}")
 		cword=$COMP_CWORD
 	}
-	local subcommands="create enter run list images path remove templates fetch cache export publish doctor help"
+	local subcommands="create enter run list images path remove templates fetch cache export publish doctor gitlab github-hook help"
 
 	if [[ $cword -eq 1 ]]; then
 		COMPREPLY=($(compgen -W "$subcommands --help --version" -- "$cur"))
@@ -64,6 +64,10 @@ _enter_devroot()
 	list|images) opts="--json --help" ;;
 	remove) opts="--force --help" ;;
 	path|doctor) opts="--help" ;;
+	gitlab)
+		[[ $cword -eq 2 ]] && { COMPREPLY=($(compgen -W "config prepare run cleanup" -- "$cur")); return; }
+		opts="--builds-dir --cache-dir --default-image --mode --cacert --insecure-http --allow-local-images" ;;
+	github-hook) opts="--allow-local-images --help" ;;
 	help) COMPREPLY=($(compgen -W "$subcommands" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then
