@@ -81,7 +81,7 @@ print("ok")' "$output" "$W/b" "$W/c"
 	[[ ! -e $(root_of gitlab-t0ken-9-0) ]]
 }
 
-@test "gitlab: a script's commands read /dev/null, not the rest of the script" {
+@test "gitlab: a script's commands read nothing, not the rest of the script" {
 	gitlab_env 10 "$IMAGE"
 	gitlab_config
 	"$EDR_BIN" gitlab prepare --allow-local-images
