@@ -355,14 +355,14 @@ take_marker (const char *name, const char *marker)
 }
 
 /* The shell command that runs a stage inside: it copies the script (its standard input)
- * into the devroot, so that the script's own commands read /dev/null rather than the rest
- * of the script, writes the marker, and runs it with bash where the root has it (the
- * runner generates bash; its docker executor falls back to sh the same way). $1 is the
- * marker's name. */
+ * into the devroot, so that the script's own commands do not read the rest of the script,
+ * writes the marker, and runs the copy with bash where the root has it (the runner
+ * generates bash; its docker executor falls back to sh the same way), its standard input
+ * the empty marker: chroot mode may have no /dev/null. $1 is the marker's name. */
 #define WRAPPER \
   "set -e; d=" STARTED_MARKER_DIR "; mkdir -p \"$d\"; f=\"$d/$1\"; cat > \"$f.sh\"; : > \"$f\"; " \
-  "set +e; if command -v bash >/dev/null 2>&1; then bash \"$f.sh\" < /dev/null; " \
-  "else sh \"$f.sh\" < /dev/null; fi; s=$?; rm -f \"$f.sh\"; exit $s"
+  "set +e; if b=$(command -v bash); then \"$b\" \"$f.sh\" < \"$f\"; else sh \"$f.sh\" < \"$f\"; fi; " \
+  "s=$?; rm -f \"$f.sh\"; exit $s"
 
 static void
 gitlab_run (const struct gitlab *g)
