@@ -491,6 +491,52 @@ remove_ephemeral (const struct store_paths *p, const char *name)
   return ret;
 }
 
+/* Whether NAME is a root the Slurm plugin made on this host (spank_enter_devroot(8)):
+ * "slurm-JOB.STEP.NODE", a step's, or "slurm-JOB-NAME.HOST", a job's named root, HOST
+ * being this host's name as the plugin writes it (a named root another host made, in a
+ * home both share, is that host's to reap). Its job id into ID. */
+static bool
+plugin_root_job (const char *name, char id[PLUGIN_JOB_ID_MAX + 1])
+{
+  if (!str_has_prefix (name, PLUGIN_ROOT_PREFIX))
+    return false;
+  const char *job = name + strlen (PLUGIN_ROOT_PREFIX);
+  size_t digits = strspn (job, "0123456789");
+  if (digits == 0 || digits > PLUGIN_JOB_ID_MAX || (job[digits] != '.' && job[digits] != '-'))
+    return false;
+  memcpy (id, job, digits);
+  id[digits] = '\0';
+  if (job[digits] == '.')
+    return true;
+  const char *host = strrchr (job + digits + 1, '.');
+  char here[256] = "host";
+  if (host == NULL || gethostname (here, sizeof here - 1) < 0)
+    return false;
+  /* The plugin's host_part (src/spank/options.c): up to the first '.', at most 20
+   * characters, any but [A-Za-z0-9-] as '_'. */
+  size_t i = 0;
+  for (; here[i] != '\0' && here[i] != '.' && i < 20; i++)
+    {
+      char c = here[i];
+      if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+        here[i] = '_';
+    }
+  here[i] = '\0';
+  return strcmp (host + 1, here) == 0;
+}
+
+/* A plugin root whose job Slurm no longer knows and that nothing runs in: the plugin's
+ * removal failed, timed out or never ran (a crashed epilog, a node that went down). */
+static bool
+plugin_root_abandoned (const struct store_paths *p, const char *name)
+{
+  char id[PLUGIN_JOB_ID_MAX + 1];
+  if (!plugin_root_job (name, id))
+    return false;
+  cleanup_free char *root = paths_root (p, name);
+  return inuse_find (root) == 0 && slurm_job_ended (id);
+}
+
 int
 reap_abandoned_ephemeral (const struct store_paths *p)
 {
@@ -500,7 +546,15 @@ reap_abandoned_ephemeral (const struct store_paths *p)
   int reaped = 0;
   for (struct dirent *de; (de = readdir (d)) != NULL;)
     {
-      if (!name_is_valid (de->d_name) || !ephemeral_abandoned (p, de->d_name))
+      if (!name_is_valid (de->d_name))
+        continue;
+      if (plugin_root_abandoned (p, de->d_name))
+        {
+          if (remove_ephemeral (p, de->d_name) > 0)
+            reaped++;
+          continue;
+        }
+      if (!ephemeral_abandoned (p, de->d_name))
         continue;
       /* Take the run lock as the owner would, so two reapers never race each other. */
       cleanup_free char *path = paths_run_lock (p, de->d_name);

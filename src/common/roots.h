@@ -53,10 +53,18 @@ void clean_stale_staging (const struct store_paths *p, const char *ours);
  * and Slurm no longer knows the job. */
 #define SLURM_JOB_ROOT_PREFIX EPHEMERAL_PREFIX "slurm-"
 #define SLURM_JOB_ROOT_INFIX ".job-"
+/* The roots the Slurm plugin makes (spank_enter_devroot(8)): PLUGIN_ROOT_PREFIX
+ * "JOB.STEP.NODE" for a step's, PLUGIN_ROOT_PREFIX "JOB-NAME.HOST" for a job's named
+ * root. The plugin removes them; what it could not remove (its child killed at the
+ * timeout, a crashed epilog) is abandoned once nothing runs in it and Slurm no longer
+ * knows the job, and the reaper below removes it. */
+#define PLUGIN_ROOT_PREFIX "slurm-"
+#define PLUGIN_JOB_ID_MAX 10
 /* True when NAME is a throwaway root whose run is gone. */
 bool ephemeral_abandoned (const struct store_paths *p, const char *name);
-/* Remove every abandoned throwaway root and its locks; how many were removed. create and
- * doctor call it; list never shows such a root. */
+/* Remove every abandoned throwaway root, and every abandoned root of the Slurm plugin, and
+ * their locks; how many were removed. create and doctor call it; list never shows an
+ * abandoned throwaway root. */
 int reap_abandoned_ephemeral (const struct store_paths *p);
 /* Remove throwaway root NAME, its metadata and lock files; the caller holds its run lock.
  * 1 when removed, 0 when there was no such root, -1 after a warning line naming what

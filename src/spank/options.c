@@ -384,12 +384,27 @@ int
 config_parse (int ac, char **av)
 {
   static const char bin_key[] = "enter_devroot=", compat_key[] = "pyxis_compat=",
-                    runtime_key[] = "runtime_path=";
+                    runtime_key[] = "runtime_path=", timeout_key[] = "child_timeout=";
   config.enter_devroot = ENTER_DEVROOT_BIN;
   config.runtime_path = "/run/enter-devroot";
   config.workdir_submit = true;
+  config.child_timeout = CHILD_TIMEOUT_DEFAULT;
   for (int i = 0; i < ac; i++)
     {
+      if (strncmp (av[i], timeout_key, sizeof timeout_key - 1) == 0)
+        {
+          const char *v = av[i] + sizeof timeout_key - 1;
+          char *end;
+          unsigned long t = strtoul (v, &end, 10);
+          if (v[0] < '1' || v[0] > '9' || *end != '\0' || t > CHILD_TIMEOUT_MAX)
+            {
+              slurm_error ("%s: plugstack.conf: %s: not a number of seconds from 1 to %d",
+                           PLUGIN_NAME, av[i], CHILD_TIMEOUT_MAX);
+              return -1;
+            }
+          config.child_timeout = (unsigned) t;
+          continue;
+        }
       if (strncmp (av[i], bin_key, sizeof bin_key - 1) == 0 && av[i][sizeof bin_key - 1] == '/')
         config.enter_devroot = av[i] + sizeof bin_key - 1;
       else if (strncmp (av[i], runtime_key, sizeof runtime_key - 1) == 0
@@ -403,7 +418,8 @@ config_parse (int ac, char **av)
       else
         {
           slurm_error ("%s: plugstack.conf: unknown argument '%s' (enter_devroot=/ABSOLUTE/PATH, "
-                       "pyxis_compat=0|1, runtime_path=/ABSOLUTE/DIR, default_workdir=submit|root)",
+                       "pyxis_compat=0|1, runtime_path=/ABSOLUTE/DIR, default_workdir=submit|root, "
+                       "child_timeout=SECONDS)",
                        PLUGIN_NAME, av[i]);
           return -1;
         }

@@ -55,7 +55,11 @@ struct devroot_config
   const char *runtime_path; /* runtime_path=DIR: root's own records of the jobs' named roots */
   bool workdir_submit; /* default_workdir=submit (the default): start where the job was
                         * submitted, bound at the same path; =root: where run starts */
+  unsigned child_timeout; /* child_timeout=SECONDS: the longest root waits for a child it
+                           * runs as the user (as_user_run) before killing it */
 };
+#define CHILD_TIMEOUT_DEFAULT 300
+#define CHILD_TIMEOUT_MAX 86400
 
 extern struct devroot_request request;
 extern struct devroot_config config;
@@ -84,8 +88,11 @@ int mounts_parse (const char *value, const char *cwd, void (*each) (const char *
 bool image_is_template (const char *image);
 
 /* as-user.c: run enter-devroot ARGV (argv[0] is replaced by the binary's path) in a child
- * fully dropped to the job's user, with ENV; its stdout and stderr go where ours go.
- * Returns its exit status, or -1 when it could not be run. */
+ * fully dropped to the job's user, with ENV, its stdin, stdout and stderr on /dev/null and
+ * no other fd; killed after config.child_timeout seconds. Returns its exit status, -1
+ * when it could not be run or was killed, AS_USER_TIMED_OUT when it was killed at the
+ * timeout (one line in the log says which). */
+#define AS_USER_TIMED_OUT (-2)
 int as_user_run (spank_t sp, const char *const *argv, char *const *env);
 /* Exec enter-devroot with ARGV and ENV; returns only on failure. */
 void exec_enter_devroot (const char *const *argv, char *const *env);
@@ -101,7 +108,8 @@ int run_and_wait (const char *const *argv, char *const *env, enum child_stdout o
  * -1 when it was killed or could not be run. */
 pid_t spawn_enter_devroot (const char *const *argv, char *const *env, enum child_stdout out);
 int wait_enter_devroot (pid_t pid);
-/* The same as spawn_enter_devroot with the child's stdout on OUT_FD (-1: nowhere). */
+/* The same as spawn_enter_devroot with the child's stdout on OUT_FD (-1: nowhere). Every
+ * child's stdin is /dev/null, and it holds no fd but 0, 1 and 2. */
 pid_t spawn_enter_devroot_to (const char *const *argv, char *const *env, int out_fd);
 
 /* srun passes the tasks the docker:// image it pulled, pinned to its digest, as
@@ -117,9 +125,12 @@ int stepd_task_exit (spank_t sp);
 int stepd_exit (spank_t sp);
 int epilog_remove_named_roots (spank_t sp);
 
-/* The record of a job's named roots: one line "HOME<TAB>XDG_DATA_HOME<TAB>ROOT" each, in
- * root-owned RUNTIME_PATH/JOB, written by slurmstepd, read by the job's epilog. */
+/* The record of a job's named roots on this host: root-owned RUNTIME_PATH/JOB/, a
+ * directory of at most NAMED_ROOTS_MAX files, each named for a root and holding one line
+ * "HOME<TAB>XDG_DATA_HOME\n" (shorter than RECORD_LINE_MAX), written by slurmstepd when a
+ * step first names the root, read by the job's epilog. */
 #define RECORD_LINE_MAX 8192
+#define NAMED_ROOTS_MAX 64
 int record_path (spank_t sp, char *buf, size_t size);
 int task_init (spank_t sp);
 

@@ -1,8 +1,9 @@
 /* slurmstepd, once per step on each node, as root (user_init runs with only the effective
  * ids switched to the user's). It never touches a user path: it records the job's named
- * roots in root's own runtime directory for the epilog, maps the memory the step's tasks
+ * roots in root's own runtime directory for the epilog (one small file per root), maps the memory the step's tasks
  * share before it forks them, and when the last of them exits has the step's root removed
  * by enter-devroot in a child fully dropped to the user (as-user.c). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -129,6 +130,69 @@ runtime_dir (void)
   return 0;
 }
 
+/* Count the records in directory DIRFD; -1 when it cannot be read. */
+static int
+count_records (int dirfd)
+{
+  int fd = dup (dirfd);
+  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  if (d == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return -1;
+    }
+  int n = 0;
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    n += de->d_name[0] != '.';
+  closedir (d);
+  return n;
+}
+
+/* Add ROOT's record, LINE, to the job's directory of records PATH (made by root for root
+ * only), unless a step of the job recorded it already; -1 with one line in the log, or on
+ * the step's stderr when the job has NAMED_ROOTS_MAX of them already. */
+static int
+record_named_root (const char *path, const char *root, const char *line, size_t len)
+{
+  if (mkdir (path, 0700) < 0 && errno != EEXIST)
+    {
+      slurm_error ("%s: cannot create %s: %m", PLUGIN_NAME, path);
+      return -1;
+    }
+  int dirfd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (dirfd < 0 || fstat (dirfd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 077) != 0)
+    {
+      slurm_error ("%s: %s is not a directory of root's with mode 0700", PLUGIN_NAME, path);
+      if (dirfd >= 0)
+        close (dirfd);
+      return -1;
+    }
+  int r = -1, fd = -1;
+  if (faccessat (dirfd, root, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    r = 0; /* an earlier step of the job named it */
+  else if (count_records (dirfd) >= NAMED_ROOTS_MAX)
+    slurm_error ("%s: --devroot-name: the job has %d named roots on this host already, the "
+                 "most it may have; the command was not run", PLUGIN_NAME, NAMED_ROOTS_MAX);
+  else if ((fd = openat (dirfd, root, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                         0600)) < 0 && errno == EEXIST)
+    r = 0; /* a step of the job running beside this one named it meanwhile */
+  else if (fd < 0 || write (fd, line, len) != (ssize_t) len)
+    {
+      slurm_error ("%s: cannot record the job's named root in %s/%s: %m", PLUGIN_NAME, path,
+                   root);
+      if (fd >= 0)
+        unlinkat (dirfd, root, 0);
+    }
+  else
+    r = 0;
+  if (fd >= 0)
+    close (fd);
+  close (dirfd);
+  return r;
+}
+
 int
 stepd_init_post_opt (spank_t sp)
 {
@@ -144,19 +208,10 @@ stepd_init_post_opt (spank_t sp)
     }
   if (!record_value (sp, "XDG_DATA_HOME", data, sizeof data))
     snprintf (data, sizeof data, "-");
-  int n = snprintf (line, sizeof line, "%s\t%s\t%s\n", home, data, root);
+  int n = snprintf (line, sizeof line, "%s\t%s\n", home, data);
   if (n <= 0 || (size_t) n >= sizeof line || runtime_dir () < 0)
     return -1;
-  int fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0 || write (fd, line, (size_t) n) != n)
-    {
-      slurm_error ("%s: cannot record the job's named root in %s: %m", PLUGIN_NAME, path);
-      if (fd >= 0)
-        close (fd);
-      return -1;
-    }
-  close (fd);
-  return 0;
+  return record_named_root (path, root, line, (size_t) n);
 }
 
 /* When the step's last local task has exited: the removal of an unnamed root, once, by

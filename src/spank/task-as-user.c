@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <slurm/slurm.h>
 
+#include "common/util.h"
 #include "spank/plugin.h"
 
 /* The job's SLURM_*, SLURMD_*, PMI_*, PMIX_* and OMPI_* variables need no --env: enter-devroot
@@ -344,9 +345,10 @@ run_then_save (spank_t sp, const char *const *argv, char *const *env, const char
   if (pid == 0)
     {
       exec_enter_devroot (argv, env);
+      int errsv = errno;
       fprintf (stderr, "%s: cannot run %s: %s\n", PLUGIN_NAME, config.enter_devroot,
-               strerror (errno));
-      _exit (127);
+               strerror (errsv));
+      _exit (errsv == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
     }
   int status;
   while (waitpid (pid, &status, 0) < 0)

@@ -26,7 +26,12 @@ setup() {
 	CALLS_MARK=$(wc -l <"$EDR_SPANK_CALLS")
 	ROOTS=$XDG_DATA_HOME/enter-devroot/roots
 }
-teardown() { slurm_teardown; }
+teardown() {
+	rm -f "$EDR_SPANK_HOOK"
+	# A removal a test stopped is the user's own process: let it go on (or die).
+	pkill -CONT -u "$(id -un)" -f ' remove slurm-' 2>/dev/null || true
+	slurm_teardown
+}
 
 MINIMAL='PRETTY_NAME="enter-devroot minimal (busybox)"'
 
@@ -455,3 +460,158 @@ home_step() {
 		fail "$(last_run)"
 	[[ $(calls | grep -c ' run ') -eq 0 ]] || fail "enter-devroot run ran: $(calls)"
 }
+
+# ---- The plugin's children as the job's user sees them: the root side starts them (the
+# epilog's and slurmstepd's removal of a root), but once dropped they are the user's, who
+# may trace them or stop them. The runner's wrapper sources $EDR_SPANK_HOOK as the child,
+# before it execs enter-devroot: a hook that stops the child holds it still for the test,
+# as a user watching for it with pgrep would (which races, but wins often enough).
+
+# stop_removals: every `enter-devroot remove` the plugin runs from now on stops itself.
+stop_removals() {
+	echo 'case "$1" in remove) kill -STOP $$ ;; esac' >"$EDR_SPANK_HOOK"
+}
+
+# stopped_removal PATTERN: the PID of a stopped `remove` whose arguments match PATTERN,
+# waited for (60 s at most).
+stopped_removal() {
+	local i pid
+	for ((i = 0; i < 600; i++)); do
+		for pid in $(pgrep -u "$(id -un)" -f " remove $1" || true); do
+			[[ $(ps -o stat= -p "$pid" 2>/dev/null) == T* ]] && { echo "$pid"; return 0; }
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# grab_fds PID MARKER: as the job's user, take every fd of PID with pidfd_getfd and write
+# MARKER into each; print "FD TARGET" for each.
+grab_fds() {
+	python3 - "$1" "$2" <<'EOP'
+import ctypes, os, sys
+pid, marker = int(sys.argv[1]), sys.argv[2].encode() + b"\n"
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_pidfd_getfd = 438  # the same number on every architecture
+pidfd = os.pidfd_open(pid)
+for fd in sorted(int(f) for f in os.listdir(f"/proc/{pid}/fd")):
+    try:
+        target = os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        continue
+    got = libc.syscall(SYS_pidfd_getfd, pidfd, fd, 0)
+    if got < 0:
+        sys.exit(f"pidfd_getfd({pid}, {fd}): {os.strerror(ctypes.get_errno())}")
+    try:
+        os.set_blocking(got, False)
+        os.write(got, marker)
+    except OSError:
+        pass
+    os.close(got)
+    print(fd, target)
+EOP
+}
+
+# assert_fds_not_root_side: the fds grab_fds listed ($output) are /dev/null, or the
+# wrapper's own script and hook (sh opens them); never slurmd's output, log or pipes.
+assert_fds_not_root_side() {
+	local fd target
+	while read -r fd target; do
+		[[ $target == /dev/null || $target == "$(dirname "$EDR_SPANK_CALLS")"/* ||
+			$target == "$(dirname "$EDR_BIN")"/* ]] ||
+			fail "the removal, the user's process, holds fd $fd: $target
+$output"
+	done <<<"$output"
+}
+
+@test "spank: the plugin's removals hold no fd of slurmd's or slurmstepd's: pidfd_getfd takes nothing of root's" {
+	local marker pid job
+	marker="edr-racer-$BATS_TEST_NUMBER-$RANDOM$RANDOM"
+	stop_removals
+	# slurmstepd's removal of a step's root, at the step's end.
+	srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" /bin/true >"$T/step.out" 2>&1 &
+	pid=$(stopped_removal 'slurm-[0-9]+\.0\.0') || fail "no stopped removal: $(cat "$T/step.out")"
+	run grab_fds "$pid" "$marker"
+	assert_success
+	assert_fds_not_root_side
+	kill -CONT "$pid"
+	wait $! || fail "srun failed: $(cat "$T/step.out")"
+	# The epilog's removal of a job's named root.
+	cat >"$T/job.sh" <<EOS
+#!/bin/sh
+#SBATCH -N1
+#SBATCH --output=$T/batch.out
+srun --devroot-image=$EDR_TEMPLATE --devroot-name=fds /bin/true
+EOS
+	job=$(sbatch --parsable "$T/job.sh")
+	pid=$(stopped_removal "slurm-$job-fds\\.") || fail "no stopped removal: $(cat "$T/batch.out")"
+	run grab_fds "$pid" "$marker"
+	assert_success
+	assert_fds_not_root_side
+	kill -CONT "$pid"
+	wait_gone "slurm-$job-fds.*"
+	run grep -l "$marker" "$CLUSTER_LOGS"/*.log "$CLUSTER_LOGS"/*.out
+	[[ -z $output ]] || fail "the racer wrote into the daemons' output: $output"
+}
+
+# job_forgotten JOB SECONDS: bounded wait until squeue no longer shows job JOB.
+job_forgotten() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[[ -z $(squeue -h -j "$1" -o %T 2>/dev/null) ]] && return 0
+		sleep 0.1
+	done
+	fail "job $1 still $(squeue -h -j "$1" -o %T) after $2 s"
+}
+
+@test "spank: a stopped removal is killed at child_timeout: the step and the epilog end; doctor reaps what was left" {
+	local job step_root named_root
+	stop_removals
+	SECONDS=0
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" /bin/true
+	# child_timeout=15 (the runner's plugstack.conf); a stalled step takes SLURM_TIMEOUT.
+	[[ $SECONDS -le 40 ]] || fail "srun took $SECONDS s: $(last_run)"
+	step_root=$(calls | grep -o ' create slurm-[0-9]*\.0\.0' | cut -d' ' -f3)
+	[[ -n $step_root && -d $ROOTS/$step_root ]] || fail "no step root left: $(calls)"
+	cat >"$T/job.sh" <<EOS
+#!/bin/sh
+#SBATCH -N1
+#SBATCH --output=$T/batch.out
+srun --devroot-image=$EDR_TEMPLATE --devroot-name=stall /bin/true
+EOS
+	job=$(sbatch --parsable "$T/job.sh")
+	SECONDS=0
+	job_forgotten "$job" 60
+	[[ $SECONDS -le 45 ]] || fail "the job took $SECONDS s to end"
+	named_root=$(cd "$ROOTS" && echo slurm-"$job"-stall.*)
+	[[ -d $ROOTS/$named_root ]] || fail "no named root left: $(roots_left)"
+	[[ -z $(pgrep -u "$(id -un)" -f ' remove slurm-') ]] || fail "a stopped removal is still there"
+	rm -f "$EDR_SPANK_HOOK"
+	job=${step_root#slurm-}
+	job_forgotten "${job%%.*}" 10
+	run "$EDR_BIN" doctor
+	assert_success
+	[[ ! -e $ROOTS/$step_root ]] || fail "doctor left the step's root $step_root: $output"
+	[[ ! -e $ROOTS/$named_root ]] || fail "doctor left the named root $named_root: $output"
+}
+
+@test "spank: every named root of a job is removed by its epilog, however long the job's HOME" {
+	local i job
+	# 12 roots whose records (HOME and XDG_DATA_HOME, near 6 kB each) add up to 70 kB.
+	export HOME=$(printf '/.%.0s' {1..2000})$HOME
+	export XDG_DATA_HOME=$(printf '/.%.0s' {1..900})$XDG_DATA_HOME
+	{
+		printf '#!/bin/sh\n#SBATCH -N1\n#SBATCH --output=%s\n' "$T/batch.out"
+		for i in $(seq 12); do
+			echo "srun --devroot-image=$EDR_TEMPLATE --devroot-name=many$i /bin/true || echo failed $i"
+		done
+		echo "ls $ROOTS"
+	} >"$T/job.sh"
+	run bounded sbatch --wait "$T/job.sh"
+	assert_success
+	run cat "$T/batch.out"
+	refute_output --partial failed
+	[[ $(grep -c '^slurm-[0-9]*-many' "$T/batch.out") -eq 12 ]] || fail "not 12 roots: $output"
+	wait_gone 'slurm-*-many*'
+}
+
