@@ -22,6 +22,9 @@ struct devroot_config config;
 #define USER_NAME_MAX 24
 /* The host's part of a named root's name. */
 #define HOST_PART_MAX 20
+/* The longest value of an option or of its variable: what slurmstepd reads of a variable
+ * (spank_getenv into a buffer of ours), PATH_MAX less its NUL. */
+#define VALUE_MAX 4095
 /* Added to an option's id for the "no-" form of a flag (--no-devroot-root). */
 #define NEGATED 0x100
 
@@ -183,6 +186,12 @@ static int
 set_option (enum option_id id, const char *value, const char *from)
 {
   char **slot = NULL;
+  if (value != NULL && strlen (value) > VALUE_MAX)
+    {
+      slurm_error ("%s: %s: longer than %d bytes; the command was not run", PLUGIN_NAME, from,
+                   VALUE_MAX);
+      return -1;
+    }
   switch (id)
     {
     case OPT_IMAGE:
@@ -328,19 +337,52 @@ options_register (spank_t sp)
   return 0;
 }
 
-/* The job's variable NAME: srun's own environment is the job's; slurmstepd reads the job's. */
-static char *
-job_getenv (spank_t sp, const char *name)
+/* The job's variable NAME into *VALUE (NULL when it is not set): srun's own environment is
+ * the job's; slurmstepd reads the job's through a buffer of VALUE_MAX + 1 bytes. A longer
+ * value must never make the step run without what its user asked for (its tasks would run
+ * on the host, slurmstepd having seen no image: fail closed): in srun it is -1 with one
+ * line, before any task; in slurmstepd it sets request.refused, which each task says on
+ * srun's stderr before it fails. */
+static int
+job_getenv (spank_t sp, const char *name, char **value)
 {
+  const char *v = NULL;
+  char buf[VALUE_MAX + 1];
+  bool too_long = false;
+  *value = NULL;
   if (spank_context () != S_CTX_REMOTE)
+    v = getenv (name);
+  else
     {
-      const char *v = getenv (name);
-      return v != NULL ? strdup (v) : NULL;
+      spank_err_t err = spank_getenv (sp, name, buf, sizeof buf);
+      v = err == ESPANK_SUCCESS ? buf : NULL;
+      too_long = err == ESPANK_NOSPACE;
     }
-  char buf[4096];
-  if (spank_getenv (sp, name, buf, sizeof buf) != ESPANK_SUCCESS)
-    return NULL;
-  return strdup (buf);
+  if (too_long || (v != NULL && strlen (v) > VALUE_MAX))
+    {
+      char why[256];
+      snprintf (why, sizeof why, "%s: %s: longer than %d bytes; the command was not run",
+                PLUGIN_NAME, name, VALUE_MAX);
+      if (spank_context () != S_CTX_REMOTE)
+        {
+          slurm_error ("%s", why);
+          return -1;
+        }
+      /* A failed init_post_opt in slurmstepd only logs, and srun returns 0: each task
+       * says it instead, and fails (task_init). */
+      free (request.refused);
+      request.refused = strdup (why);
+      return request.refused != NULL ? 0 : -1;
+    }
+  if (v == NULL)
+    return 0;
+  *value = strdup (v);
+  if (*value == NULL)
+    {
+      slurm_error ("%s: out of memory", PLUGIN_NAME);
+      return -1;
+    }
+  return 0;
 }
 
 static bool
@@ -369,7 +411,9 @@ options_from_env (spank_t sp)
       if (option_given (rows[i].id))
         continue;
       const char *var = config.pyxis_compat ? rows[i].pyxis_env : rows[i].env;
-      char *value = job_getenv (sp, var);
+      char *value;
+      if (job_getenv (sp, var, &value) < 0)
+        return -1;
       if (value == NULL)
         continue;
       int r = set_option (rows[i].id, value, var);
@@ -430,7 +474,7 @@ config_parse (int ac, char **av)
 bool
 devroot_requested (void)
 {
-  return request.image != NULL || request.name != NULL;
+  return request.image != NULL || request.name != NULL || request.refused != NULL;
 }
 
 /* This host's name as it may appear in a root's name: [A-Za-z0-9_-], at most HOST_PART_MAX. */

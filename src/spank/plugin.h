@@ -46,6 +46,8 @@ struct devroot_request
   bool root;     /* --devroot-root: root emulation (run --root) */
   bool entrypoint; /* --devroot-entrypoint: the OCI image's Entrypoint runs the command */
   bool mount_home; /* --devroot-mount-home: the job's HOME bound at the same path, HOME there */
+  char *refused; /* slurmstepd: why the step must not run (a variable it could not read
+                  * whole), one line each task prints on srun's stderr before failing */
 };
 
 struct devroot_config

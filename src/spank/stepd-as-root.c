@@ -196,7 +196,7 @@ record_named_root (const char *path, const char *root, const char *line, size_t 
 int
 stepd_init_post_opt (spank_t sp)
 {
-  if (request.name == NULL)
+  if (request.name == NULL || request.refused != NULL)
     return 0;
   char root[ROOT_NAME_MAX + 1], path[4096], home[4096], data[4096], line[RECORD_LINE_MAX];
   if (root_name (sp, root) < 0 || record_path (sp, path, sizeof path) < 0)

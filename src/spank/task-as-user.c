@@ -382,6 +382,11 @@ task_init (spank_t sp)
 {
   if (!devroot_requested ())
     return 0;
+  if (request.refused != NULL)
+    {
+      fprintf (stderr, "%s\n", request.refused);
+      return -1;
+    }
   char name[ROOT_NAME_MAX + 1];
   int argc;
   char **job_argv, **env;

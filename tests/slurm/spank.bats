@@ -615,3 +615,23 @@ EOS
 	wait_gone 'slurm-*-many*'
 }
 
+@test "spank: an option or DEVROOT_ value longer than slurmstepd reads fails, the command never runs outside a root" {
+	local long
+	long=$(printf '/.%.0s' {1..2500})$EDR_TEMPLATE
+	# In srun's environment: srun refuses it, before any task.
+	DEVROOT_IMAGE=$long run --separate-stderr srun_ -N1 -n1 /bin/sh -c 'echo ran on the host'
+	[[ $status -ne 0 ]] || fail "srun succeeded: $(last_run)"
+	refute_output --partial 'ran on the host'
+	[[ $stderr == *"DEVROOT_IMAGE: longer than 4095 bytes"* ]] || fail "$(last_run)"
+	# Only in the tasks' environment: slurmstepd refuses it.
+	run --separate-stderr srun_ -N1 -n1 --export="ALL,DEVROOT_IMAGE=$long" /bin/sh -c 'echo ran on the host'
+	[[ $status -ne 0 ]] || fail "srun succeeded: $(last_run)"
+	refute_output --partial 'ran on the host'
+	[[ $stderr == *"DEVROOT_IMAGE: longer than 4095 bytes; the command was not run"* ]] || fail "$(last_run)"
+	# The option itself.
+	run --separate-stderr srun_ -N1 -n1 --devroot-image="$long" /bin/sh -c 'echo ran on the host'
+	[[ $status -ne 0 ]] || fail "srun succeeded: $(last_run)"
+	refute_output --partial 'ran on the host'
+	[[ $stderr == *"--devroot-image: longer than 4095 bytes"* ]] || fail "$(last_run)"
+	[[ $(calls | grep -c ' run ') -eq 0 ]] || fail "enter-devroot run ran: $(calls)"
+}
