@@ -269,6 +269,33 @@ abandon_ephemeral_root() {
 	assert_no_roots
 }
 
+@test "ephemeral: doctor reaps the Slurm plugin's roots whose job squeue no longer knows, named ones of this host only" {
+	local host
+	"$EDR_BIN" remove r
+	# squeue knows job 111 (running); of 222 it says what it says of a job it forgot.
+	mkdir -p "$W/bin"
+	cat >"$W/bin/squeue" <<'EOS'
+#!/bin/sh
+for a; do job=$a; done
+[ "$job" = 111 ] && { echo RUNNING; exit 0; }
+echo "slurm_load_jobs error: Invalid job id specified" >&2
+exit 1
+EOS
+	chmod +x "$W/bin/squeue"
+	# The plugin's name for this host (src/spank/options.c, host_part).
+	host=$(hostname)
+	host=${host%%.*}
+	host=${host:0:20}
+	host=${host//[^A-Za-z0-9-]/_}
+	for name in slurm-111.0.0 slurm-222.0.0 "slurm-222-keep.$host" slurm-222-keep.elsewhere; do
+		create_default "$name"
+	done
+	PATH=$W/bin:$PATH edr_run doctor
+	assert_status 0
+	assert_line --regexp '^abandoned throwaway roots removed +2$'
+	assert_equal "$(ls "$(store)/roots" | tr '\n' ' ')" "slurm-111.0.0 slurm-222-keep.elsewhere "
+}
+
 @test "ephemeral: usage errors: a NAME with --ephemeral, create options without it" {
 	edr_run run r --ephemeral -- true
 	assert_edr_error "$EDR_TOOL_EXIT" "--ephemeral" "'r'"
