@@ -540,6 +540,9 @@ plugin_root_abandoned (const struct store_paths *p, const char *name)
 int
 reap_abandoned_ephemeral (const struct store_paths *p)
 {
+  /* What a removal killed half-way left (the plugin kills its removals at child_timeout):
+   * a root moved aside in staging/, whose name's lock is free. */
+  clean_stale_staging (p, "");
   DIR *d = opendir (p->roots);
   if (d == NULL)
     return 0;

@@ -269,7 +269,7 @@ abandon_ephemeral_root() {
 	assert_no_roots
 }
 
-@test "ephemeral: doctor reaps the Slurm plugin's roots whose job squeue no longer knows, named ones of this host only" {
+@test "ephemeral: doctor reaps the Slurm plugin's roots whose job squeue no longer knows, named ones of this host only, and half-removed ones" {
 	local host
 	"$EDR_BIN" remove r
 	# squeue knows job 111 (running); of 222 it says what it says of a job it forgot.
@@ -290,10 +290,13 @@ EOS
 	for name in slurm-111.0.0 slurm-222.0.0 "slurm-222-keep.$host" slurm-222-keep.elsewhere; do
 		create_default "$name"
 	done
+	# And a root whose removal was killed half-way: moved aside into staging/, part deleted.
+	mkdir -p "$(store)/staging/slurm-222.0.1.Ab3dEf/etc"
 	PATH=$W/bin:$PATH edr_run doctor
 	assert_status 0
 	assert_line --regexp '^abandoned throwaway roots removed +2$'
 	assert_equal "$(ls "$(store)/roots" | tr '\n' ' ')" "slurm-111.0.0 slurm-222-keep.elsewhere "
+	assert_equal "$(ls -A "$(store)/staging")" ""
 }
 
 @test "ephemeral: usage errors: a NAME with --ephemeral, create options without it" {
