@@ -231,7 +231,7 @@ cache_list (const struct cache *c, bool json)
         strbuf_appendf (&sb, "%s  %12jd  %s\n", digests[i], (intmax_t) st.st_size, origin);
     }
   bool first = digests[0] == NULL;
-  unpacked_list (c, &sb, json, &first);
+  unpacked_list (&sb, json, &first);
   if (json)
     strbuf_append (&sb, !first ? "\n]\n" : "]\n");
   cleanup_free char *text = strbuf_steal (&sb);
@@ -306,7 +306,7 @@ cache_clean (const struct cache *c, bool quiet)
       else
         busy++;
     }
-  unsigned long trees = unpacked_clean (c);
+  unsigned long trees = unpacked_clean ();
   if (quiet)
     return;
   printf ("removed %lu file%s (%ju bytes)", removed, removed == 1 ? "" : "s", bytes);

@@ -371,9 +371,9 @@ unpacked_keep (const char *hex, const char *root, const char *source, uint64_t s
 }
 
 void
-unpacked_list (const struct cache *c, struct strbuf *sb, bool json, bool *first)
+unpacked_list (struct strbuf *sb, bool json, bool *first)
 {
-  cleanup_free char *dir = xasprintf ("%s/unpacked", c->base);
+  cleanup_free char *dir = unpacked_dir ();
   DIR *d = opendir (dir);
   if (d == NULL)
     return;
@@ -416,9 +416,9 @@ unpacked_list (const struct cache *c, struct strbuf *sb, bool json, bool *first)
 }
 
 unsigned long
-unpacked_clean (const struct cache *c)
+unpacked_clean (void)
 {
-  cleanup_free char *dir = xasprintf ("%s/unpacked", c->base);
+  cleanup_free char *dir = unpacked_dir ();
   DIR *d = opendir (dir);
   if (d == NULL)
     return 0;

@@ -1,5 +1,6 @@
 /* Unpacked copies of archives, so that a second create from the same archive does not
- * unpack it again. Under ${XDG_CACHE_HOME:-~/.cache}/enter-devroot:
+ * unpack it again. Under ${XDG_CACHE_HOME:-~/.cache}/enter-devroot, whatever `cache = DIR`
+ * says:
  *
  *   unpacked/HEX/root       the tree a create from the archive whose SHA-256 is HEX made
  *   unpacked/HEX/meta.json  its metadata (source, size) for the roots cloned from it
@@ -18,8 +19,6 @@
 #include <sys/stat.h>
 
 #include "common/util.h"
-
-struct cache;
 
 /* Whether any unpacked copy is kept (else there is no point hashing an archive first). */
 bool unpacked_any (void);
@@ -43,6 +42,8 @@ bool unpacked_can_keep (int rootfd);
 void unpacked_keep (const char *hex, const char *root, const char *source,
                     uint64_t size_bytes);
 
-/* For `cache list` / `cache clean`. */
-void unpacked_list (const struct cache *c, struct strbuf *sb, bool json, bool *first);
-unsigned long unpacked_clean (const struct cache *c);
+/* For `cache list` / `cache clean`: the copies are always in the caller's own cache
+ * directory, even when downloads go to a `cache = DIR` (a tree cannot be verified by its
+ * digest before each use, as a download is, so it is never kept where others can write). */
+void unpacked_list (struct strbuf *sb, bool json, bool *first);
+unsigned long unpacked_clean (void);

@@ -286,6 +286,22 @@ teardown_reflink() {
 	[[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/unpacked") ]] || fail "no new unpacked copy"
 }
 
+@test "reflink: with cache = DIR, cache list and cache clean see the unpacked copies, kept in the user's own cache" {
+	reflink_fs
+	clone_tar "$W/r.tar.zst"
+	# Downloads go elsewhere; the copies stay where only the user writes (clone.h).
+	export ENTER_DEVROOT_CACHE=$MNT/downloads
+	edr create a --from "$W/r.tar.zst"
+	[[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/unpacked") ]] || fail "no unpacked copy kept"
+	run "$EDR_BIN" cache list
+	assert_success
+	assert_line --regexp "^[0-9a-f]{64} +[0-9]+  unpacked copy of $W/r.tar.zst\$"
+	run "$EDR_BIN" cache clean
+	assert_success
+	assert_output --partial "1 unpacked copy"
+	[[ -z $(ls "$XDG_CACHE_HOME/enter-devroot/unpacked") ]] || fail "unpacked copies left"
+}
+
 @test "reflink: a broken unpacked copy is not used (one warning, the create unpacks); a wrong --sha256 is still refused" {
 	reflink_fs
 	clone_tar "$W/r.tar.zst"
