@@ -162,6 +162,12 @@ env_seconds (const char *var, long fallback)
   return v;
 }
 
+static bool
+is_https (const char *url)
+{
+  return strncasecmp (url, "https://", strlen ("https://")) == 0;
+}
+
 static CURL *
 new_handle (const char *url, const struct download_opts *o, char errbuf[CURL_ERROR_SIZE])
 {
@@ -188,7 +194,9 @@ new_handle (const char *url, const struct download_opts *o, char errbuf[CURL_ERR
   SET (CURLOPT_ERRORBUFFER, errbuf);
   SET (CURLOPT_FAILONERROR, 1L);
   SET (CURLOPT_PROTOCOLS_STR, "https,http,file");
-  SET (CURLOPT_REDIR_PROTOCOLS_STR, "https,http");
+  /* What was asked for over https is never handed to plain http by a redirect (where
+   * anyone on the path could read or replace it) unless the user said --insecure-http. */
+  SET (CURLOPT_REDIR_PROTOCOLS_STR, is_https (url) && !o->insecure_http ? "https" : "https,http");
   SET (CURLOPT_FOLLOWLOCATION, 1L);
   SET (CURLOPT_MAXREDIRS, MAX_REDIRECTS);
   SET (CURLOPT_SSL_VERIFYPEER, 1L);
@@ -210,11 +218,15 @@ new_handle (const char *url, const struct download_opts *o, char errbuf[CURL_ERR
 
 /* libcurl's message, plus what to do about it when that is not obvious. */
 static char *
-error_text (CURLcode rc, const char *errbuf)
+error_text (CURLcode rc, const char *errbuf, const char *url, const struct download_opts *o)
 {
   const char *msg = errbuf[0] != '\0' ? errbuf : curl_easy_strerror (rc);
   const char *hint = "";
-  if (rc == CURLE_UNSUPPORTED_PROTOCOL)
+  if (rc == CURLE_UNSUPPORTED_PROTOCOL && is_https (url) && !o->insecure_http)
+    hint = " (only https, http and file URLs are fetched, and an https URL is redirected to "
+           "https only: plain http needs --insecure-http for docker://, or an http URL named "
+           "as such)";
+  else if (rc == CURLE_UNSUPPORTED_PROTOCOL)
     hint = " (only https, http and file URLs are fetched, and redirects only to https and http)";
   else if (rc == CURLE_PEER_FAILED_VERIFICATION)
     hint = " (for a private CA, pass --cacert FILE or set CURL_CA_BUNDLE)";
@@ -371,7 +383,7 @@ download_to_memory (const char *url, size_t max, const struct download_opts *o, 
   CURLcode rc = memory_get (url, max, o, NULL, &m, errbuf);
   if (rc != CURLE_OK)
     {
-      char *why = error_text (rc, errbuf);
+      char *why = error_text (rc, errbuf, url, o);
       if (why_out != NULL)
         {
           free (strbuf_steal (&m.sb));
@@ -393,7 +405,7 @@ download_request (const char *url, size_t max, const struct download_opts *o,
   CURLcode rc = memory_get (url, max, o, reply, &m, errbuf);
   if (rc != CURLE_OK)
     {
-      cleanup_free char *why = error_text (rc, errbuf);
+      cleanup_free char *why = error_text (rc, errbuf, url, o);
       die ("cannot download %s: %s", url, why);
     }
   *len_out = m.sb.len;
@@ -639,7 +651,7 @@ download_file (const char *url, int dirfd, const char *name, const struct downlo
         download_discard (dirfd, name);
       interrupt_check_note (resumable ? " (partial download kept; run the command again to "
                                         "resume, or 'cache clean')" : "");
-      cleanup_free char *why = error_text (rc, errbuf);
+      cleanup_free char *why = error_text (rc, errbuf, url, o);
       die ("cannot download %s: %s%s", url, why,
            resumable ? " (partial download kept; run the command again to resume)" : "");
     }

@@ -1,4 +1,5 @@
-/* Transfers with libcurl: only https, http and file; redirects only to https and http; TLS
+/* Transfers with libcurl: only https, http and file; redirects only to https and http (and
+ * from https to https only, unless --insecure-http); TLS
  * always verified; fail on HTTP errors; a connect timeout and a low-speed abort; a size cap;
  * SHA-256 while streaming; resume with Range + If-Range; a progress bar on a terminal. */
 #pragma once
@@ -17,9 +18,12 @@ struct download_opts
   uint64_t expected_size; /* the catalogue's size, 0 when unknown: the progress bar's total,
                            * and a partial file of exactly this size needs no request */
   const char *label;    /* what the progress bar calls the file */
+  bool insecure_http;   /* an https URL may be redirected to plain http (--insecure-http);
+                         * without it, a redirect from https goes to https only */
   const char *const *headers; /* extra request headers ("Name: value"; a registry's
                                * Authorization, Accept), NULL-terminated; or NULL. libcurl
-                               * drops Authorization on a redirect to another host. */
+                               * (>= 7.83) drops Authorization on a redirect to another
+                               * origin: host, port or scheme. */
 };
 
 /* What download_request saw of the final response. */

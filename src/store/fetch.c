@@ -103,7 +103,8 @@ static void
 load_catalog (const struct fetch_opts *o, struct loaded_catalog *lc)
 {
   lc->index_url = config_index_url (o->index, true);
-  struct download_opts d = { .cacert = o->cacert, .quiet = true };
+  struct download_opts d = { .cacert = o->cacert, .quiet = true,
+                             .insecure_http = o->insecure_http };
   size_t len;
   cleanup_free char *saved = saved_catalog_path (lc->index_url);
   cleanup_free char *why = NULL;
@@ -189,7 +190,8 @@ fetch_to_cache (const char *url, const char *expected, uint64_t size, const char
     die_with_error ("cannot open %s", c.partial);
   struct download_opts d = { .cacert = o->cacert, .quiet = !chatty (o), .label = label,
                              .max_size = size > 0 ? size : max_download (),
-                             .expected_size = size, .headers = o->headers };
+                             .expected_size = size, .headers = o->headers,
+                             .insecure_http = o->insecure_http };
   cleanup_fd int fd = download_file (url, dirfd, key, &d, hex);
   if (expected != NULL && strcmp (hex, expected) != 0)
     {

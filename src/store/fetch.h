@@ -13,6 +13,7 @@ struct fetch_opts
   const char *index;   /* --index URL, or NULL: see config.h for the fallbacks */
   const char *cacert;  /* --cacert FILE, or NULL */
   bool quiet;          /* --quiet: errors only */
+  bool insecure_http;  /* an https URL may be redirected to plain http (docker:// only) */
   const char *const *headers; /* extra request headers (a registry's Authorization), or NULL */
 };
 

@@ -137,7 +137,8 @@ get (struct registry *r, const char *url, const char *accept, struct download_re
     headers[n++] = accept;
   if (r->authorization != NULL)
     headers[n++] = r->authorization;
-  struct download_opts d = { .cacert = r->opts->cacert, .quiet = true, .headers = headers };
+  struct download_opts d = { .cacert = r->opts->cacert, .quiet = true, .headers = headers,
+                             .insecure_http = r->opts->insecure_http };
   return download_request (url, OCI_DOCUMENT_MAX, &d, reply, len);
 }
 
@@ -200,7 +201,8 @@ answer_bearer (struct registry *r, const char *what, const char *challenge)
   cleanup_free char *basic = r->basic != NULL ? xasprintf ("Authorization: Basic %s", r->basic)
                                               : NULL;
   const char *headers[] = { basic, NULL };
-  struct download_opts d = { .cacert = r->opts->cacert, .quiet = true, .headers = headers };
+  struct download_opts d = { .cacert = r->opts->cacert, .quiet = true, .headers = headers,
+                             .insecure_http = r->opts->insecure_http };
   struct download_reply reply;
   size_t len;
   cleanup_free char *body = download_request (token_url, TOKEN_REPLY_MAX, &d, &reply, &len);
@@ -364,7 +366,7 @@ registry_open_blob (struct image_source *s, const struct oci_descriptor *d, stru
    * the same repository's blobs. */
   const char *headers[] = { r->authorization, NULL };
   struct fetch_opts fo = { .cacert = r->opts->cacert, .quiet = r->opts->quiet,
-                           .headers = headers };
+                           .headers = headers, .insecure_http = r->opts->insecure_http };
   cleanup_free char *label = xasprintf ("%s %.12s", r->ref->repository, hex);
   char got[SHA256_HEX_LEN + 1];
   bool downloaded;

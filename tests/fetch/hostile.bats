@@ -48,8 +48,28 @@ catalogue_for() {
 	[[ $(http_count /t.tar.gz) -eq 1 ]]
 }
 
-@test "a redirect from https to http is followed (the digest still decides)" {
-	index "$WWW/$D/index" t "$HTTPS/@redirect=$(printf %s "$HTTP/t.tar.gz" | sed 's/:/%3A/g; s,/,%2F,g')/x" "$TSHA" "$TSIZE"
+# urlencode URL: for a @redirect= path segment.
+urlencode() { printf %s "$1" | sed 's/%/%25/g; s/:/%3A/g; s,/,%2F,g'; }
+
+@test "a redirect from https to plain http is refused: the catalogue, a template" {
+	# The catalogue names the digests that are trusted: asked for over https, it never
+	# arrives in clear, where anyone on the path could rewrite it.
+	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE"
+	edr_run templates --index "$HTTPS/@redirect=$(urlencode "$HTTP/$D/index")/x" --cacert "$CA"
+	assert_edr_error "$EDR_TOOL_EXIT" "$HTTPS/" "an https URL is redirected to https only"
+	[[ -z $(http_log) ]] || fail "plain http was asked: $(http_log)"
+	# Nor does a template's file asked for over https.
+	index "$WWW/$D/index" t "$HTTPS/@redirect=$(urlencode "$HTTP/t.tar.gz")/x" "$TSHA" "$TSIZE"
+	edr_run create r --template t --index "$HTTP/$D/index" --cacert "$CA" --quiet
+	assert_edr_error "$EDR_TOOL_EXIT" "an https URL is redirected to https only"
+	[[ $(http_count /t.tar.gz) -eq 0 ]] || fail "the template was fetched over plain http: $(http_log)"
+	assert_no_root r
+	assert_no_partials
+	[[ $(cached_count) -eq 0 ]]
+}
+
+@test "a redirect from https to https elsewhere is followed" {
+	index "$WWW/$D/index" t "$HTTPS/@redirect=$(urlencode "https://localhost:$HTTPS_PORT/t.tar.gz")/x" "$TSHA" "$TSIZE"
 	edr_run fetch t --index "$HTTP/$D/index" --cacert "$CA" --quiet
 	assert_status 0
 	assert_cached "$TSHA"

@@ -6,7 +6,8 @@ usage: server.py [--tls CERT KEY] [--log FILE] [--port-file FILE] [--mode KEY=VA
 Binds 127.0.0.1 on a free port and prints the port (and writes it to --port-file).
 Serves DIRECTORY with a strong ETag and Last-Modified, single byte ranges (Range: bytes=N-
 or N-M) and If-Range (a validator that does not match gets the whole file with 200).
-Every request is logged as one line: METHOD PATH range=... if-range=... status=N sent=N,
+Every request is logged as one line: METHOD PATH range=... if-range=... status=N sent=N
+(and auth=SCHEME when it carried an Authorization header),
 written before the body is sent (sent= is then what the response will carry, so a client
 that has read everything can rely on the line being there), except for @slow and @endless,
 logged with what was actually sent when they end.
@@ -25,8 +26,14 @@ client does):
   @oversize=N      the file followed by N extra bytes (Content-Length says so)
   @redirect=URL    302 to URL (percent-encoded: '@redirect=file%3A%2F%2F%2Fetc%2Fpasswd')
   @status=CODE     answer CODE with a short body
+and only by --mode:
+  basic=USER:PASS  401 with a Basic challenge unless the request carries these credentials
+  redirect-base=URL[,SUBSTRING]  302 to URL + the request's path (after the credentials
+                   check, as a registry sending its blobs to storage elsewhere), only for
+                   paths containing SUBSTRING when one is given
 """
 import argparse
+import base64
 import email.utils
 import hashlib
 import http.server
@@ -49,9 +56,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def log_line(self, status, sent):
-        line = "%s %s range=%s if-range=%s status=%d sent=%d\n" % (
+        auth = self.headers.get("Authorization")
+        line = "%s %s range=%s if-range=%s status=%d sent=%d%s\n" % (
             self.command, self.path, self.headers.get("Range", "-"),
-            (self.headers.get("If-Range", "-") or "-").replace(" ", "_"), status, sent)
+            (self.headers.get("If-Range", "-") or "-").replace(" ", "_"), status, sent,
+            " auth=" + auth.split(" ")[0] if auth else "")
         with LOG_LOCK:
             with open(self.server.log_path, "a") as f:
                 f.write(line)
@@ -87,6 +96,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def serve(self, rel, modes, head):
+        if "basic" in modes:
+            want = "Basic " + base64.b64encode(modes["basic"].encode()).decode()
+            if self.headers.get("Authorization") != want:
+                return self.send_simple(401, b"authentication required\n",
+                                        [("WWW-Authenticate", 'Basic realm="edr-test"')])
+        if "redirect-base" in modes:
+            base, _, match = modes["redirect-base"].partition(",")
+            if match in self.path:
+                return self.send_simple(302, b"moved\n", [("Location", base + self.path)])
         if "status" in modes:
             code = int(modes["status"])
             return self.send_simple(code, b"error %d\n" % code)

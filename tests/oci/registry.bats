@@ -219,6 +219,37 @@ requests() { grep -c '"[A-Z]* /v2/' "$S/$1.log" || true; }
 	assert_status 0
 }
 
+@test "docker:// an https registry redirecting to plain http is refused without --insecure-http" {
+	image "$T/lay" <<< "{\"tag\": \"s\", \"layers\": [$BASE_LAYER], \"config\": {\"Cmd\": [\"true\"]}}" >/dev/null
+	static_registry "$T/lay" s t9/s
+	# Every request answered with a redirect to the same path on the plain-http server.
+	start_server downgrade --tls "$S/server.pem" "$S/server.key" \
+		--mode "redirect-base=http://127.0.0.1:$HTTP_PORT"
+	edr_run create s --from "docker://127.0.0.1:$(cat "$S/downgrade.port")/t9/s:s" --cacert "$CA"
+	assert_refused s "an https URL is redirected to https only"
+	grep -q " status=302 " "$S/downgrade.log" || fail "no redirect was answered: $(cat "$S/downgrade.log")"
+	! grep -q "/t9/s/" "$S/http.log" || fail "plain http was asked: $(grep /t9/s/ "$S/http.log")"
+}
+
+@test "docker:// a blob redirected to another origin is fetched without the registry's Authorization header" {
+	image "$T/lay" <<< "{\"tag\": \"s\", \"layers\": [$BASE_LAYER], \"config\": {\"Cmd\": [\"true\"]}}" >/dev/null
+	static_registry "$T/lay" s t10/s
+	# A registry asking for basic auth that sends blobs to storage on another port, as
+	# registries send them to S3: the credentials are the registry's, not the storage's.
+	start_server storage --tls "$S/server.pem" "$S/server.key"
+	start_server authreg --tls "$S/server.pem" "$S/server.key" --mode "basic=edr:s3cret" \
+		--mode "redirect-base=https://127.0.0.1:$(cat "$S/storage.port"),/blobs/"
+	auth_file "$T/auth.json" "127.0.0.1:$(cat "$S/authreg.port")" "edr:s3cret"
+	REGISTRY_AUTH_FILE=$T/auth.json edr_run create s \
+		--from "docker://127.0.0.1:$(cat "$S/authreg.port")/t10/s:s" --cacert "$CA" --quiet
+	assert_status 0
+	grep -q "/t10/s/manifests/s .* status=200 .* auth=Basic" "$S/authreg.log" ||
+		fail "the registry never had the credentials: $(cat "$S/authreg.log")"
+	grep -q "GET /v2/t10/s/blobs/sha256:$BASE_HEX .* status=200" "$S/storage.log" ||
+		fail "the layer did not come from the storage: $(cat "$S/storage.log")"
+	! grep -q "auth=" "$S/storage.log" || fail "the Authorization header followed the redirect: $(cat "$S/storage.log")"
+}
+
 @test "docker:// an interrupted blob download resumes from where it stopped" {
 	image "$T/lay" <<< "{\"tag\": \"s\", \"layers\": [$BASE_LAYER], \"config\": {\"Cmd\": [\"true\"]}}" >/dev/null
 	static_registry "$T/lay" s t8/s
