@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* Exit statuses (see the man page, EXIT STATUS). */
@@ -71,6 +72,13 @@ int write_all (int fd, const void *buf, size_t len);
 char *read_fd_all (int fd, size_t max_size, size_t *len_out);
 /* Read a whole (small) file relative to dirfd; NULL with errno on failure. */
 char *load_file_at (int dirfd, const char *path, size_t max_size, size_t *len_out);
+/* PATH (relative to DIRFD) opened with FLAGS (O_RDONLY or O_RDWR) only if it is a regular
+ * file, its stat in *ST: never through a symlink (ELOOP), never blocking on a FIFO another
+ * user planted (O_NONBLOCK, then refused), no device opened for good. -1 with errno on
+ * failure; EINVAL when it is not a regular file. */
+int open_regular_at (int dirfd, const char *path, int flags, struct stat *st);
+/* load_file_at for a file of a directory others can write: through open_regular_at. */
+char *load_regular_file_at (int dirfd, const char *path, size_t max_size, size_t *len_out);
 /* Read a small sysctl-like file: the first line, or NULL when absent. */
 char *read_first_line (const char *path);
 

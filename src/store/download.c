@@ -67,8 +67,14 @@ static void
 validators_load (int dirfd, const char *name, struct validators *v)
 {
   cleanup_free char *vname = validators_name (name);
-  cleanup_free char *text = load_file_at (dirfd, vname, VALIDATORS_MAX_BYTES, NULL);
   *v = (struct validators) { 0 };
+  /* Only the user's own: in a shared cache another user may have planted one, to vouch
+   * for bytes that are not the file's. */
+  struct stat st;
+  cleanup_fd int fd = open_regular_at (dirfd, vname, O_RDONLY, &st);
+  if (fd < 0 || st.st_uid != getuid () || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return;
+  cleanup_free char *text = read_fd_all (fd, VALIDATORS_MAX_BYTES, NULL);
   if (text == NULL)
     return;
   char *save = NULL;
@@ -108,7 +114,10 @@ validators_store (int dirfd, const char *name, const struct validators *v)
   if (v->last_modified != NULL)
     strbuf_appendf (&sb, "last-modified %s\n", v->last_modified);
   cleanup_free char *text = strbuf_steal (&sb);
-  cleanup_fd int fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+  /* A file of our own: whatever another user planted under that name is not written to. */
+  if (unlinkat (dirfd, tmp, 0) < 0 && errno != ENOENT)
+    die_with_error ("cannot delete %s", tmp);
+  cleanup_fd int fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                               0600);
   if (fd < 0 || write_all (fd, text, strlen (text)) < 0 || renameat (dirfd, tmp, dirfd, vname) < 0)
     die_with_error ("cannot write %s", vname);
@@ -604,9 +613,15 @@ int
 download_file (const char *url, int dirfd, const char *name, const struct download_opts *o,
                char hex[SHA256_HEX_LEN + 1])
 {
-  cleanup_fd int fd = openat (dirfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
+  cleanup_fd int fd = openat (dirfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+                              0600);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0)
     die_with_error ("cannot open partial download %s", name);
+  /* Planted between the cache's look and this open (cache_partial_name): not resumed from,
+   * not written to. */
+  if (!S_ISREG (st.st_mode) || st.st_uid != getuid () || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    die ("partial download %s: another user's file took its name; run the command again", name);
   struct transfer t = { .fd = fd, .dirfd = dirfd, .name = name, .url = url,
                         .max_size = o->max_size };
   struct progress p = { .enabled = !o->quiet && isatty (STDERR_FILENO),
@@ -642,7 +657,6 @@ download_file (const char *url, int dirfd, const char *name, const struct downlo
     }
   if (rc != CURLE_OK)
     {
-      struct stat st;
       cleanup_free char *vname = validators_name (name);
       bool resumable = fstat (fd, &st) == 0 && st.st_size > 0
                        && faccessat (dirfd, vname, F_OK, 0) == 0

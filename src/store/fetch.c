@@ -17,6 +17,7 @@
 
 #include "common/meta.h"
 #include "common/name.h"
+#include "common/paths.h"
 #include "common/util.h"
 #include "store/cache.h"
 #include "store/catalog.h"
@@ -72,21 +73,38 @@ struct loaded_catalog
   struct catalog cat;
 };
 
-/* The last catalogue fetched from an index URL, kept in the cache (catalogs/ + the
- * SHA-256 of the URL) for when the index cannot be reached: it maps template names to
- * digests, and the files it names are verified against those digests as always. */
+/* The last catalogue fetched from an index URL, kept (catalogs/ + the SHA-256 of the URL)
+ * for when the index cannot be reached. It maps template names to the digests that decide
+ * what is trusted, and nothing can verify it (no digest of it is known beforehand, it is
+ * not signed): so it is kept where only the user can write, in their own cache directory
+ * even when downloads go to a shared `cache = DIR`, and used only when it is theirs and
+ * nobody else can write it. The files it names are verified against its digests as always. */
 static char *
 saved_catalog_path (const char *index_url)
 {
-  struct cache c;
-  cache_open (&c);
+  cleanup_free char *home = paths_xdg_dir ("XDG_CACHE_HOME", ".cache");
   char h[SHA256_HEX_LEN + 1];
   sha256_string (index_url, h);
-  cleanup_free char *dir = xasprintf ("%s/catalogs", c.base);
-  cache_clear (&c);
+  cleanup_free char *dir = xasprintf ("%s/enter-devroot/catalogs", home);
   if (mkdir_p (dir, 0700) < 0)
     die_with_error ("cannot create cache directory %s", dir);
   return xasprintf ("%s/%s", dir, h);
+}
+
+/* The saved catalogue at PATH, or NULL when there is none the user can trust: it and its
+ * directory must be theirs alone (then the error says the index cannot be reached). */
+static char *
+load_saved_catalog (const char *path, size_t *len, time_t *when)
+{
+  struct stat st, dst;
+  cleanup_fd int fd = open_regular_at (AT_FDCWD, path, O_RDONLY, &st);
+  cleanup_free char *dir = xstrdup (path);
+  *strrchr (dir, '/') = '\0';
+  if (fd < 0 || st.st_uid != getuid () || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0
+      || stat (dir, &dst) < 0 || dst.st_uid != getuid () || (dst.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return NULL;
+  *when = st.st_mtime;
+  return read_fd_all (fd, CATALOG_MAX_BYTES, len);
 }
 
 /* Best effort: a catalogue that cannot be saved is only not available offline. */
@@ -111,12 +129,11 @@ load_catalog (const struct fetch_opts *o, struct loaded_catalog *lc)
   cleanup_free char *text = download_to_memory (lc->index_url, CATALOG_MAX_BYTES, &d, &why, &len);
   if (text == NULL)
     {
-      struct stat st;
-      text = stat (saved, &st) == 0 ? load_file_at (AT_FDCWD, saved, CATALOG_MAX_BYTES, &len)
-                                    : NULL;
+      time_t mtime;
+      text = load_saved_catalog (saved, &len, &mtime);
       if (text == NULL)
         die ("cannot download %s: %s", lc->index_url, why);
-      cleanup_free char *when = format_rfc3339_utc (st.st_mtime);
+      cleanup_free char *when = format_rfc3339_utc (mtime);
       warn ("cannot download %s (%s): using the copy fetched at %s", lc->index_url, why, when);
     }
   cleanup_free char *error = NULL;
@@ -188,14 +205,15 @@ fetch_to_cache (const char *url, const char *expected, uint64_t size, const char
   cleanup_fd int dirfd = open (c.partial, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (dirfd < 0)
     die_with_error ("cannot open %s", c.partial);
+  cleanup_free char *name = cache_partial_name (&c, key);
   struct download_opts d = { .cacert = o->cacert, .quiet = !chatty (o), .label = label,
                              .max_size = size > 0 ? size : max_download (),
                              .expected_size = size, .headers = o->headers,
                              .insecure_http = o->insecure_http };
-  cleanup_fd int fd = download_file (url, dirfd, key, &d, hex);
+  cleanup_fd int fd = download_file (url, dirfd, name, &d, hex);
   if (expected != NULL && strcmp (hex, expected) != 0)
     {
-      download_discard (dirfd, key);
+      download_discard (dirfd, name);
       die ("%s: SHA-256 mismatch: expected %s, got %s (download deleted)", url, expected, hex);
     }
   struct stat st;
@@ -208,7 +226,7 @@ fetch_to_cache (const char *url, const char *expected, uint64_t size, const char
       warn ("%s: %jd bytes, but the catalogue says %" PRIu64, url, (intmax_t) st.st_size,
             size);
     }
-  cache_commit (&c, key, hex, url);
+  cache_commit (&c, name, fd, hex, url);
   *downloaded = true;
   cache_clear (&c);
   return steal_fd (&fd);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/paths.h"
@@ -271,7 +272,9 @@ registry_get (struct registry *r, const char *path, const char *accept, const ch
 
 /* ---- Manifests in the download cache, by digest. */
 
-/* The manifest or index DIGEST from the cache (hashed again as it is read), or NULL. */
+/* The manifest or index DIGEST from the cache, or NULL: read once into memory and hashed
+ * there, so the bytes checked are the bytes used (another user of a shared cache may
+ * rewrite the file at any moment). */
 static char *
 cached_manifest (const char *digest, size_t *len)
 {
@@ -279,17 +282,8 @@ cached_manifest (const char *digest, size_t *len)
     return NULL;
   struct cache c;
   cache_open (&c);
-  int fd = cache_open_verified (&c, digest + strlen ("sha256:"));
+  char *text = cache_read_verified (&c, digest + strlen ("sha256:"), OCI_DOCUMENT_MAX, len);
   cache_clear (&c);
-  if (fd < 0)
-    return NULL;
-  char *text = read_fd_all (fd, OCI_DOCUMENT_MAX + 1, len);
-  close (fd);
-  if (text != NULL && *len > OCI_DOCUMENT_MAX)
-    {
-      free (text);
-      return NULL;
-    }
   return text;
 }
 
@@ -303,17 +297,20 @@ cache_manifest (const char *digest, const char *text, size_t len, const char *or
   const char *hex = digest + strlen ("sha256:");
   struct cache c;
   cache_open (&c);
-  int lock = cache_lock (&c, hex, true);
-  cleanup_free char *partial = xasprintf ("%s/%s", c.partial, hex);
-  int fd = open (partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  bool written = fd >= 0 && write_all (fd, text, len) == 0;
-  if (fd >= 0)
-    close (fd);
-  if (written)
-    cache_commit (&c, hex, hex, origin);
-  else
+  cleanup_fd int lock = cache_lock (&c, hex, true);
+  cleanup_free char *name = cache_partial_name (&c, hex);
+  cleanup_free char *partial = xasprintf ("%s/%s", c.partial, name);
+  /* NAME is free or the user's own (cache_partial_name); checked again once open, as
+   * another user may have planted it in between. */
+  cleanup_fd int fd = open (partial, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                            0600);
+  struct stat st;
+  bool mine = fd >= 0 && fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && st.st_uid == getuid ()
+              && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+  if (mine && ftruncate (fd, 0) == 0 && write_all (fd, text, len) == 0)
+    cache_commit (&c, name, fd, hex, origin);
+  else if (mine)
     unlink (partial);
-  close (lock);
   cache_clear (&c);
 }
 
