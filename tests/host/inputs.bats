@@ -109,3 +109,33 @@ odd_tree() {
 	[[ ${stderr_lines[0]} == "enter-devroot: warning: $XDG_CONFIG_HOME/enter-devroot/config: line 2: unknown key 'idnex' ignored"* ]] ||
 		fail "$(last_run)"
 }
+
+@test "inputs: --from DIR of a root in use: a process in it swapping a file with a symlink to a host secret never gets the secret copied" {
+	edr create src >/dev/null 2>&1 || fail "cannot create devroot src"
+	local r try ok=0 refused=0 end=$((SECONDS + 20))
+	r=$(root_of src)
+	plant_secret
+	head -c 100000 /dev/zero | tr '\0' x > "$r/etc/data" # larger than the secret
+	ln -s "$HOME/secret" "$r/etc/data.swap"
+	race_in_root src /etc/data /etc/data.swap 30
+	for ((try = 0; try < 50 && SECONDS < end; try++)); do
+		edr_run create "c$try" --from "$r"
+		if [[ $status -eq 0 ]]; then
+			ok=$((ok + 1))
+			! grep -rqa "$SECRET" "$(root_of "c$try")" || { stop_racer; fail "create $try: the host secret is in the new root"; }
+			edr remove "c$try" || fail "cannot remove c$try"
+		else
+			assert_edr_error 125 "$r"
+			echo "${stderr_lines[0]}" >> "$T/refusals"
+			[[ ! -e $(root_of "c$try") ]] || fail "create $try failed and left a root"
+			refused=$((refused + 1))
+		fi
+	done
+	stop_racer
+	# Refused as a tree that changed, naming the path.
+	run grep -v "$r: /etc/data[.a-z]* changed while being read" "$T/refusals"
+	assert_output ""
+	[[ -z $(ls -A "$(store)/staging") ]] || fail "staging debris: $(ls -A "$(store)/staging")"
+	echo "# $try creates: $ok made, $refused refused" >&3
+	((refused > 0)) || fail "the racer never caught the copy in the act: the test proves nothing"
+}
