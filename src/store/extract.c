@@ -688,23 +688,13 @@ write_entry_data (struct extractor *x, struct archive *a, const char *entry, int
   return end;
 }
 
-/* create --from DIR (tree.c): the entry's data from the file the walk opened and checked
- * (x->entry_fd, at its start), never from a path: cloned by reference where the
- * filesystem can (a reflink costs no data), else copied; exactly the size the walk saw,
- * which the size limit counted. The file's size. */
-static la_int64_t
-copy_entry_fd (struct extractor *x, struct archive_entry *e, const char *entry, int out)
+/* Copy bytes [FROM, TO) of x->entry_fd into OUT at the same offsets. */
+static void
+copy_entry_range (struct extractor *x, const char *entry, int out, off_t from, off_t to)
 {
-  off_t size = archive_entry_size (e);
-  struct stat st;
-  if (size == 0
-      || (ioctl (out, FICLONE, x->entry_fd) == 0 && fstat (out, &st) == 0 && st.st_size == size))
-    return size;
-  if (ftruncate (out, 0) < 0) /* a clone of a file that grew since: copy SIZE bytes */
-    die_with_error ("%s: cannot write entry '%s'", x->desc, entry);
-  for (off_t done = 0; done < size;)
+  for (off_t done = from; done < to;)
     {
-      size_t want = size - done < READ_BLOCK_SIZE ? (size_t) (size - done) : READ_BLOCK_SIZE;
+      size_t want = to - done < READ_BLOCK_SIZE ? (size_t) (to - done) : READ_BLOCK_SIZE;
       ssize_t n = pread (x->entry_fd, x->buf, want, done);
       if (n < 0 && errno == EINTR)
         continue;
@@ -724,7 +714,38 @@ copy_entry_fd (struct extractor *x, struct archive_entry *e, const char *entry, 
         }
       done += n;
     }
-  return size;
+}
+
+/* create --from DIR (tree.c): the entry's data from the file the walk opened and checked
+ * (x->entry_fd, at its start), never from a path: cloned by reference where the
+ * filesystem can (a reflink costs no data), else its data ranges copied (holes stay
+ * holes, SEEK_DATA/SEEK_HOLE); never more than the size the walk saw, which the size
+ * limit counted. The end of what was written. */
+static la_int64_t
+copy_entry_fd (struct extractor *x, struct archive_entry *e, const char *entry, int out)
+{
+  off_t size = archive_entry_size (e);
+  struct stat st;
+  if (size == 0
+      || (ioctl (out, FICLONE, x->entry_fd) == 0 && fstat (out, &st) == 0 && st.st_size == size))
+    return size;
+  if (ftruncate (out, 0) < 0) /* a clone of a file that grew since: copy SIZE bytes */
+    die_with_error ("%s: cannot write entry '%s'", x->desc, entry);
+  off_t end = 0;
+  while (end < size)
+    {
+      off_t data = lseek (x->entry_fd, end, SEEK_DATA);
+      if ((data < 0 && errno == ENXIO) || data >= size)
+        break; /* a hole to the end: extract_regular sizes the file */
+      if (data < 0)
+        data = end; /* no SEEK_DATA here: copy it all */
+      off_t hole = lseek (x->entry_fd, data, SEEK_HOLE);
+      if (hole <= data || hole > size)
+        hole = size;
+      copy_entry_range (x, entry, out, data, hole);
+      end = hole;
+    }
+  return end;
 }
 
 static void

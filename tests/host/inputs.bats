@@ -65,6 +65,19 @@ odd_tree() {
 	chmod 755 "$W/tree/ro"
 }
 
+@test "inputs: --from DIR keeps a sparse file sparse, ending in a hole, at its size" {
+	small_tree "$W/tree"
+	truncate -s 1G "$W/tree/sparse"
+	printf 'middle' | dd of="$W/tree/sparse" bs=1 seek=$((512 << 20)) conv=notrunc status=none
+	edr_run create dev --from "$W/tree" --max-size 2G
+	assert_status 0
+	local f
+	f=$(root_of dev)/sparse
+	assert_equal "$(stat -c %s "$f")" $((1 << 30))
+	cmp "$W/tree/sparse" "$f" || fail "the copy differs"
+	(($(stat -c %b "$f") * $(stat -c %B "$f") < 1 << 20)) || fail "the holes were written: $(du -h "$f")"
+}
+
 @test "inputs: --from DIR over --max-size is refused and leaves nothing" {
 	small_tree "$W/tree"
 	head -c $((2 << 20)) /dev/zero > "$W/tree/big"
