@@ -312,28 +312,62 @@ unpacked_can_keep (int rootfd)
   return from >= 0 && to >= 0 && write_all (from, "", 1) == 0 && ioctl (to, FICLONE, from) == 0;
 }
 
+struct unpacked_keeping
+{
+  char *hex;
+  char *dir;   /* the unpacked-copy directory */
+  char *tmp;   /* DIR/.HEX.XXXXXX, holding root/ */
+  int tmpfd, dst;
+};
+
+static void
+keeping_free (struct unpacked_keeping *k)
+{
+  if (k->tmpfd >= 0)
+    close (k->tmpfd);
+  if (k->dst >= 0)
+    close (k->dst);
+  free (k->hex);
+  free (k->dir);
+  free (k->tmp);
+  free (k);
+}
+
 void
-unpacked_keep (const char *hex, const char *root, const char *source, uint64_t size_bytes)
+unpacked_keep_cancel (struct unpacked_keeping *k)
+{
+  if (rm_rf_at (AT_FDCWD, k->tmp) < 0)
+    warn ("cannot remove %s: %s", k->tmp, strerror (errno));
+  keeping_free (k);
+}
+
+struct unpacked_keeping *
+unpacked_keep_begin (const char *hex, int rootfd)
 {
   cleanup_free char *dir = unpacked_dir ();
   cleanup_free char *final = xasprintf ("%s/%s", dir, hex);
   struct stat st;
   if (lstat (final, &st) == 0)
-    return;
+    return NULL;
   if (mkdir_p (dir, UNPACKED_DIR_MODE) < 0)
-    return;
-  cleanup_free char *tmp = xasprintf ("%s/.%s.XXXXXX", dir, hex);
-  if (mkdtemp (tmp) == NULL)
-    return;
-  cleanup_fd int tmpfd = open (tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  cleanup_fd int src = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  cleanup_fd int dst = -1;
+    return NULL;
+  struct unpacked_keeping *k = xcalloc (1, sizeof *k);
+  k->hex = xstrdup (hex);
+  k->tmp = xasprintf ("%s/.%s.XXXXXX", dir, hex);
+  k->dir = steal_pointer (&dir);
+  k->tmpfd = k->dst = -1;
+  if (mkdtemp (k->tmp) == NULL)
+    {
+      keeping_free (k);
+      return NULL;
+    }
+  k->tmpfd = open (k->tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct cloner c = { .reflink_only = true };
   int r = -1;
-  if (tmpfd >= 0 && src >= 0 && fstat (src, &st) == 0 && mkdirat (tmpfd, "root", 0700) == 0
-      && (dst = openat (tmpfd, "root", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+  if (k->tmpfd >= 0 && mkdirat (k->tmpfd, "root", 0700) == 0
+      && (k->dst = openat (k->tmpfd, "root", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
     {
-      c.dst_root = dst;
+      c.dst_root = k->dst;
       /* Sharing extents needs the source's data on disk, and FICLONE writes back each
        * source file's own dirty pages before it shares them (generic_remap_file_range_prep),
        * so the copy only ever names data that is on disk: nothing else needs flushing, and
@@ -342,32 +376,52 @@ unpacked_keep (const char *hex, const char *root, const char *source, uint64_t s
        * (extract_opts.start_writeback), so these flushes mostly find it done. The copy's
        * metadata is fsync()ed and renamed into place last: a crash before leaves debris
        * `cache clean` removes, never a copy that is trusted and incomplete. */
-      r = clone_dir (&c, src, dst, "", 0);
-      if (r == 0 && (fchmod (dst, st.st_mode & 01777) < 0 || set_times (tmpfd, "root", &st) < 0))
-        r = -1;
+      r = clone_dir (&c, rootfd, k->dst, "", 0);
     }
   int errsv = errno;
   cloner_clear (&c);
   if (r == 0)
+    return k;
+  if (!(c.reflink_failed && errsv == EOPNOTSUPP) && errsv != ELOOP)
+    warn ("cannot keep an unpacked copy of %s in %s: %s", hex, k->dir, strerror (errsv));
+  unpacked_keep_cancel (k);
+  return NULL;
+}
+
+void
+unpacked_keep_end (struct unpacked_keeping *k, int rootfd, const char *source,
+                   uint64_t size_bytes)
+{
+  /* Only the root directory's own mode and times, through the fd of the directory itself:
+   * nothing in the root is read now that code may run in it. */
+  struct stat st;
+  if (fstat (rootfd, &st) < 0 || fchmod (k->dst, st.st_mode & 01777) < 0
+      || set_times (k->tmpfd, "root", &st) < 0)
     {
-      cleanup_free char *meta_path = xasprintf ("%s/meta.json", tmp);
-      struct meta m = {
-        .name = xstrdup (hex),
-        .source = xstrdup (source),
-        .sha256 = xstrdup (hex),
-        .created = format_rfc3339_utc (time (NULL)),
-        .size_bytes = size_bytes,
-      };
-      meta_write (meta_path, &m);
-      meta_clear (&m);
-      if (rename (tmp, final) == 0)
-        return;
-      errsv = errno; /* ENOTEMPTY/EEXIST: a concurrent create kept one first */
+      warn ("cannot keep an unpacked copy of %s in %s: %s", k->hex, k->dir, strerror (errno));
+      unpacked_keep_cancel (k);
+      return;
     }
-  if (rm_rf_at (AT_FDCWD, tmp) < 0)
-    warn ("cannot remove %s: %s", tmp, strerror (errno));
-  if (r < 0 && !(c.reflink_failed && errsv == EOPNOTSUPP) && errsv != ELOOP)
-    warn ("cannot keep an unpacked copy of %s in %s: %s", hex, dir, strerror (errsv));
+  cleanup_free char *meta_path = xasprintf ("%s/meta.json", k->tmp);
+  struct meta m = {
+    .name = xstrdup (k->hex),
+    .source = xstrdup (source),
+    .sha256 = xstrdup (k->hex),
+    .created = format_rfc3339_utc (time (NULL)),
+    .size_bytes = size_bytes,
+  };
+  meta_write (meta_path, &m);
+  meta_clear (&m);
+  cleanup_free char *final = xasprintf ("%s/%s", k->dir, k->hex);
+  if (rename (k->tmp, final) == 0)
+    {
+      keeping_free (k);
+      return;
+    }
+  /* ENOTEMPTY/EEXIST: a concurrent create kept one first */
+  if (errno != ENOTEMPTY && errno != EEXIST)
+    warn ("cannot keep an unpacked copy of %s in %s: %s", k->hex, k->dir, strerror (errno));
+  unpacked_keep_cancel (k);
 }
 
 void

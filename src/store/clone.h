@@ -36,11 +36,21 @@ bool unpacked_clone_into (const char *hex, int rootfd, uint64_t *size_bytes,
  * by reference. A cheap probe (two unnamed one-byte files). */
 bool unpacked_can_keep (int rootfd);
 
-/* After a create: keep a copy of ROOT (just made from the archive HEX, SOURCE, SIZE_BYTES
- * unpacked) when the filesystem can clone by reference and none is kept yet. Failures
- * are one warning line at most (none when the filesystem cannot clone). */
-void unpacked_keep (const char *hex, const char *root, const char *source,
-                    uint64_t size_bytes);
+/* After a create from the archive HEX: keep a copy of what was unpacked, when the
+ * filesystem can clone by reference and none is kept yet. Two steps around the moment the
+ * root is put in place: unpacked_keep_begin clones the staging directory ROOTFD, before
+ * the rename, while nothing but this create can enter it (code running in a root already
+ * in place could plant files in the copy, and so in every later root cloned from it);
+ * unpacked_keep_end, once the root is in place with its own mode and times (which it may
+ * get only then, extract.h), gives them to the copy's root directory, fstat()ed through
+ * ROOTFD, and renames the copy into place. NULL from begin: nothing to keep. Failures are
+ * one warning line at most (none when the filesystem cannot clone); a create failing in
+ * between calls unpacked_keep_cancel. */
+struct unpacked_keeping;
+struct unpacked_keeping *unpacked_keep_begin (const char *hex, int rootfd);
+void unpacked_keep_end (struct unpacked_keeping *k, int rootfd, const char *source,
+                        uint64_t size_bytes);
+void unpacked_keep_cancel (struct unpacked_keeping *k);
 
 /* For `cache list` / `cache clean`: the copies are always in the caller's own cache
  * directory, even when downloads go to a `cache = DIR` (a tree cannot be verified by its

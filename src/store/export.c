@@ -15,16 +15,20 @@
  * were. Hard links are kept (the first name in walk order holds the data). Device nodes
  * cannot exist in a devroot; FIFOs and sockets are left out (create skips them anyway).
  *
+ * The root is untrusted and may be in use: it is read by walk.c, which reaches every entry
+ * from its parent's fd without following a symlink, reads each file through the fd it
+ * checked (so the substitutions above too), and stops the export with one line when
+ * something inside swaps or replaces a name meanwhile. So nothing outside the root ever
+ * lands in the archive. A tree deeper than WALK_MAX_DEPTH is refused the same way.
+ *
  * Streaming with flat memory: one directory level of names at a time, file data in fixed
  * blocks, zstd through its streaming API. The archive is written to a temporary file in
  * FILE's directory and renamed over FILE once complete; a failure removes it. The root's
  * name lock is held throughout, so a create or remove cannot run under us. */
 #include <archive.h>
 #include <archive_entry.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,73 +45,11 @@
 #include "store/export.h"
 #include "store/interrupt.h"
 #include "store/progress.h"
+#include "store/walk.h"
 
 #define COPY_BLOCK (256 * 1024)
 #define ACCOUNT_FILE_MAX (16 * 1024 * 1024)
 #define ZSTD_EXPORT_LEVEL 3 /* zstd's default: fast; `zstd -19` the result for a smaller file */
-
-/* Hard links: the first path seen for each (dev, inode) of a file with st_nlink > 1. An
- * open-addressing table, grown at half full. */
-struct link_slot
-{
-  dev_t dev;
-  ino_t ino;
-  char *path; /* NULL: free */
-};
-
-struct links
-{
-  struct link_slot *slots;
-  size_t cap, used;
-};
-
-static size_t
-link_hash (dev_t dev, ino_t ino, size_t cap)
-{
-  uint64_t h = (uint64_t) ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t) dev;
-  return (size_t) (h ^ (h >> 29)) & (cap - 1);
-}
-
-static struct link_slot *
-link_find (struct links *l, dev_t dev, ino_t ino)
-{
-  size_t i = link_hash (dev, ino, l->cap);
-  while (l->slots[i].path != NULL && (l->slots[i].dev != dev || l->slots[i].ino != ino))
-    i = (i + 1) & (l->cap - 1);
-  return &l->slots[i];
-}
-
-/* The first path of (DEV, INO), or NULL after recording PATH as its first. */
-static const char *
-link_first (struct links *l, dev_t dev, ino_t ino, const char *path)
-{
-  if (2 * (l->used + 1) > l->cap)
-    {
-      struct links bigger = { .cap = l->cap ? 2 * l->cap : 1024 };
-      bigger.slots = xcalloc (bigger.cap, sizeof *bigger.slots);
-      for (size_t i = 0; i < l->cap; i++)
-        if (l->slots[i].path != NULL)
-          *link_find (&bigger, l->slots[i].dev, l->slots[i].ino) = l->slots[i];
-      free (l->slots);
-      bigger.used = l->used;
-      *l = bigger;
-    }
-  struct link_slot *s = link_find (l, dev, ino);
-  if (s->path != NULL)
-    return s->path;
-  *s = (struct link_slot) { .dev = dev, .ino = ino, .path = xstrdup (path) };
-  l->used++;
-  return NULL;
-}
-
-static void
-links_clear (struct links *l)
-{
-  for (size_t i = 0; i < l->cap; i++)
-    free (l->slots[i].path);
-  free (l->slots);
-  *l = (struct links) { 0 };
-}
 
 /* zstd as libarchive's output: the tar stream is compressed here with every core. */
 struct zstd_out
@@ -171,7 +113,6 @@ struct exporter
   struct account_additions added;
   const char *added_home; /* "home/NAME": not exported */
   char *host_copies[META_N_COPIES]; /* the stamps of the copies entering made */
-  struct links links;
   char *buf;
   struct progress bar;
   uint64_t done;
@@ -235,11 +176,12 @@ without_line (const char *text, const char *line)
   return strbuf_steal (&sb);
 }
 
-/* What this regular file is exported as, when not as it is: set *content (and *len). */
+/* What the regular file E is exported as, when not as it is: set *content (and *len).
+ * Read through E's fd, the file the walk checked, never by name again. */
 static bool
-substitute (struct exporter *x, int dirfd, const char *rel, const char *leaf,
-            const struct stat *st, char **content, size_t *len)
+substitute (struct exporter *x, const struct walk_entry *e, char **content, size_t *len)
 {
+  const char *rel = e->path;
   const char *line = NULL;
   if (strcmp (rel, "etc/passwd") == 0)
     line = x->added.passwd_line;
@@ -248,9 +190,11 @@ substitute (struct exporter *x, int dirfd, const char *rel, const char *leaf,
   if (line != NULL)
     {
       size_t n;
-      cleanup_free char *text = load_file_at (dirfd, leaf, ACCOUNT_FILE_MAX, &n);
+      cleanup_free char *text = read_fd_all (e->fd, ACCOUNT_FILE_MAX, &n);
       if (text == NULL)
-        die_with_error ("cannot export '%s': cannot read %s", x->name, rel);
+        die_with_error ("cannot export '%s': cannot read /%s", x->name, rel);
+      if (lseek (e->fd, 0, SEEK_SET) < 0)
+        die_with_error ("cannot export '%s': cannot rewind /%s", x->name, rel);
       if (strlen (text) != n)
         return false; /* not a text file: export it as it is */
       *content = without_line (text, line);
@@ -266,7 +210,7 @@ substitute (struct exporter *x, int dirfd, const char *rel, const char *leaf,
       };
       if (x->host_copies[i] != NULL && strcmp (rel, copies[i]) == 0)
         {
-          cleanup_free char *stamp = meta_copy_stamp (st);
+          cleanup_free char *stamp = meta_copy_stamp (&e->st);
           empty = strcmp (stamp, x->host_copies[i]) == 0;
         }
     }
@@ -278,44 +222,37 @@ substitute (struct exporter *x, int dirfd, const char *rel, const char *leaf,
 }
 
 static void
-export_file (struct exporter *x, int dirfd, const char *rel, const char *leaf,
-             const struct stat *st)
+export_file (struct exporter *x, const struct walk_entry *e)
 {
-  if (st->st_nlink > 1)
+  const char *rel = e->path;
+  if (e->first_link != NULL)
     {
-      const char *first = link_first (&x->links, st->st_dev, st->st_ino, rel);
-      if (first != NULL)
-        {
-          cleanup_free char *target = entry_path (first);
-          archive_entry_set_hardlink (x->entry, target);
-          archive_entry_set_size (x->entry, 0);
-          check (x, archive_write_header (x->a, x->entry), rel);
-          return;
-        }
+      cleanup_free char *target = entry_path (e->first_link);
+      archive_entry_set_hardlink (x->entry, target);
+      archive_entry_set_size (x->entry, 0);
+      check (x, archive_write_header (x->a, x->entry), rel);
+      return;
     }
   cleanup_free char *content = NULL;
   size_t len;
-  if (substitute (x, dirfd, rel, leaf, st, &content, &len))
+  if (substitute (x, e, &content, &len))
     {
       write_content (x, rel, content, len);
       return;
     }
-  cleanup_fd int fd = openat (dirfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    die_with_error ("cannot export '%s': cannot open %s", x->name, rel);
-  archive_entry_set_size (x->entry, st->st_size);
+  archive_entry_set_size (x->entry, e->st.st_size);
   check (x, archive_write_header (x->a, x->entry), rel);
   /* Exactly the size announced: a file that changes under us must not corrupt the tar. */
-  for (off_t left = st->st_size; left > 0;)
+  for (off_t left = e->st.st_size; left > 0;)
     {
       size_t want = left < COPY_BLOCK ? (size_t) left : COPY_BLOCK;
-      ssize_t n = read (fd, x->buf, want);
+      ssize_t n = read (e->fd, x->buf, want);
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
-        die_with_error ("cannot export '%s': cannot read %s", x->name, rel);
+        die_with_error ("cannot export '%s': cannot read /%s", x->name, rel);
       if (n == 0)
-        die ("cannot export '%s': %s shrank while being read: enter nothing in the root "
+        die ("cannot export '%s': /%s shrank while being read: enter nothing in the root "
              "while exporting it", x->name, rel);
       if (archive_write_data (x->a, x->buf, (size_t) n) != n)
         die ("cannot export '%s': %s: %s", x->name, rel, archive_error_string (x->a));
@@ -326,83 +263,27 @@ export_file (struct exporter *x, int dirfd, const char *rel, const char *leaf,
     }
 }
 
-static int
-compare_names (const void *a, const void *b)
+/* One entry of the walk (walk.h: the root first, each directory's names in byte order). */
+static enum walk_step
+export_entry (const struct walk_entry *e, void *data)
 {
-  return strcmp (*(char *const *) a, *(char *const *) b);
-}
-
-/* The names in DIRFD except . and .., sorted bytewise. */
-static char **
-sorted_names (struct exporter *x, int dirfd, const char *rel)
-{
-  int fd = openat (dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
-  if (d == NULL)
-    die_with_error ("cannot export '%s': cannot read directory /%s", x->name, rel);
-  char **names = NULL;
-  size_t n = 0, cap = 0;
-  struct dirent *de;
-  errno = 0;
-  while ((de = readdir (d)) != NULL)
+  struct exporter *x = data;
+  interrupt_check_note (x->interrupted_note);
+  if (strcmp (e->path, x->added_home) == 0)
+    return WALK_SKIP;
+  begin_entry (x, e->path, &e->st);
+  const char *shown = e->path[0] != '\0' ? e->path : "/";
+  if (S_ISDIR (e->st.st_mode))
+    check (x, archive_write_header (x->a, x->entry), shown);
+  else if (S_ISREG (e->st.st_mode))
+    export_file (x, e);
+  else if (S_ISLNK (e->st.st_mode))
     {
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      if (n + 1 >= cap)
-        {
-          cap = cap ? 2 * cap : 32;
-          names = xrealloc (names, cap * sizeof *names);
-        }
-      names[n++] = xstrdup (de->d_name);
-      errno = 0;
+      archive_entry_set_symlink (x->entry, e->target);
+      check (x, archive_write_header (x->a, x->entry), shown);
     }
-  if (errno != 0)
-    die_with_error ("cannot export '%s': cannot read directory /%s", x->name, rel);
-  closedir (d);
-  if (names == NULL)
-    names = xcalloc (1, sizeof *names);
-  names[n] = NULL;
-  qsort (names, n, sizeof *names, compare_names);
-  return names;
-}
-
-/* Export the entries inside directory DIRFD, whose path is REL ("" for the root). */
-static void
-export_dir (struct exporter *x, int dirfd, const char *rel)
-{
-  cleanup_strv char **names = sorted_names (x, dirfd, rel);
-  for (char **n = names; *n != NULL; n++)
-    {
-      interrupt_check_note (x->interrupted_note);
-      cleanup_free char *child = rel[0] != '\0' ? xasprintf ("%s/%s", rel, *n) : xstrdup (*n);
-      if (strcmp (child, x->added_home) == 0)
-        continue;
-      struct stat st;
-      if (fstatat (dirfd, *n, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        die_with_error ("cannot export '%s': cannot stat /%s", x->name, child);
-      begin_entry (x, child, &st);
-      if (S_ISDIR (st.st_mode))
-        {
-          check (x, archive_write_header (x->a, x->entry), child);
-          cleanup_fd int sub = openat (dirfd, *n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-          if (sub < 0)
-            die_with_error ("cannot export '%s': cannot open directory /%s", x->name, child);
-          export_dir (x, sub, child);
-        }
-      else if (S_ISREG (st.st_mode))
-        export_file (x, dirfd, child, *n, &st);
-      else if (S_ISLNK (st.st_mode))
-        {
-          char target[PATH_MAX];
-          ssize_t len = readlinkat (dirfd, *n, target, sizeof target - 1);
-          if (len < 0)
-            die_with_error ("cannot export '%s': cannot read the symlink /%s", x->name, child);
-          target[len] = '\0';
-          archive_entry_set_symlink (x->entry, target);
-          check (x, archive_write_header (x->a, x->entry), child);
-        }
-      /* FIFOs, sockets (and devices, which a devroot cannot hold): not exported. */
-    }
+  /* FIFOs, sockets (and devices, which a devroot cannot hold): not exported. */
+  return WALK_DESCEND;
 }
 
 /* ---- the output file */
@@ -499,9 +380,6 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   cleanup_fd int rootfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rootfd < 0)
     die_with_error ("cannot export '%s': cannot open %s", name, root);
-  struct stat rst;
-  if (fstat (rootfd, &rst) < 0)
-    die_with_error ("cannot export '%s': cannot stat %s", name, root);
 
   cleanup_free char *tmp = xasprintf ("%s.XXXXXX", file);
   cleanup_fd int fd = mkstemp (tmp);
@@ -528,9 +406,8 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   bool show = !quiet && isatty (STDERR_FILENO);
   cleanup_free char *label = xasprintf ("exporting %s", name);
   progress_begin (&x.bar, show, label, 0, 0);
-  begin_entry (&x, "", &rst);
-  check (&x, archive_write_header (x.a, x.entry), "/");
-  export_dir (&x, rootfd, "");
+  cleanup_free char *what = xasprintf ("cannot export '%s'", name);
+  walk_tree (rootfd, what, &(struct walk_ops) { .entry = export_entry }, &x);
   check (&x, archive_write_close (x.a), "the output");
   progress_end (&x.bar);
   if (fsync (fd) < 0)
@@ -547,7 +424,6 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   ZSTD_freeCCtx (z.cctx);
   free (z.buf);
   free (x.buf);
-  links_clear (&x.links);
   for (size_t i = 0; i < META_N_COPIES; i++)
     free (x.host_copies[i]);
   account_additions_clear (&x.added);

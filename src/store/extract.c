@@ -299,6 +299,7 @@ struct extractor
   bool warned_absolute;
   bool layer;              /* an OCI layer: whiteouts apply (extract_layer) */
   struct path_set upper;   /* what the current layer created */
+  int entry_fd;            /* extract_entry_fd: the current entry's data; else -1 */
   /* reading */
   int fd;
   uint64_t remaining;      /* bytes the source may still give */
@@ -687,19 +688,64 @@ write_entry_data (struct extractor *x, struct archive *a, const char *entry, int
   return end;
 }
 
-/* create --from DIR (tree.c): clone the source file's data into OUT by reference, where
- * the filesystem can (a reflink costs no data), when it is still the size the walk saw.
- * false means copy it block by block. */
-static bool
-clone_source_file (struct archive_entry *e, int out)
+/* Copy bytes [FROM, TO) of x->entry_fd into OUT at the same offsets. */
+static void
+copy_entry_range (struct extractor *x, const char *entry, int out, off_t from, off_t to)
 {
-  const char *from = archive_entry_sourcepath (e);
-  if (from == NULL || !archive_entry_size_is_set (e) || archive_entry_size (e) == 0)
-    return false;
-  cleanup_fd int in = open (from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  for (off_t done = from; done < to;)
+    {
+      size_t want = to - done < READ_BLOCK_SIZE ? (size_t) (to - done) : READ_BLOCK_SIZE;
+      ssize_t n = pread (x->entry_fd, x->buf, want, done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        die_with_error ("%s: cannot read entry '%s'", x->desc, entry);
+      if (n == 0)
+        die ("%s: entry '%s' shrank while being read: stop what runs in the tree, then retry",
+             x->desc, entry);
+      for (ssize_t w = 0; w < n;)
+        {
+          ssize_t m = pwrite (out, x->buf + w, (size_t) (n - w), done + w);
+          if (m < 0 && errno == EINTR)
+            continue;
+          if (m < 0)
+            die_with_error ("%s: cannot write entry '%s'", x->desc, entry);
+          w += m;
+        }
+      done += n;
+    }
+}
+
+/* create --from DIR (tree.c): the entry's data from the file the walk opened and checked
+ * (x->entry_fd, at its start), never from a path: cloned by reference where the
+ * filesystem can (a reflink costs no data), else its data ranges copied (holes stay
+ * holes, SEEK_DATA/SEEK_HOLE); never more than the size the walk saw, which the size
+ * limit counted. The end of what was written. */
+static la_int64_t
+copy_entry_fd (struct extractor *x, struct archive_entry *e, const char *entry, int out)
+{
+  off_t size = archive_entry_size (e);
   struct stat st;
-  return in >= 0 && fstat (in, &st) == 0 && S_ISREG (st.st_mode)
-         && st.st_size == archive_entry_size (e) && ioctl (out, FICLONE, in) == 0;
+  if (size == 0
+      || (ioctl (out, FICLONE, x->entry_fd) == 0 && fstat (out, &st) == 0 && st.st_size == size))
+    return size;
+  if (ftruncate (out, 0) < 0) /* a clone of a file that grew since: copy SIZE bytes */
+    die_with_error ("%s: cannot write entry '%s'", x->desc, entry);
+  off_t end = 0;
+  while (end < size)
+    {
+      off_t data = lseek (x->entry_fd, end, SEEK_DATA);
+      if ((data < 0 && errno == ENXIO) || data >= size)
+        break; /* a hole to the end: extract_regular sizes the file */
+      if (data < 0)
+        data = end; /* no SEEK_DATA here: copy it all */
+      off_t hole = lseek (x->entry_fd, data, SEEK_HOLE);
+      if (hole <= data || hole > size)
+        hole = size;
+      copy_entry_range (x, entry, out, data, hole);
+      end = hole;
+    }
+  return end;
 }
 
 static void
@@ -715,9 +761,8 @@ extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e
   if (archive_entry_size_is_set (e) && archive_entry_size (e) > 0)
     account_bytes (x, entry, (uint64_t) archive_entry_size (e));
 
-  la_int64_t end = clone_source_file (e, fd)
-                     ? archive_entry_size (e) /* the data is in; the reader skips it */
-                     : write_entry_data (x, a, entry, fd);
+  la_int64_t end = x->entry_fd >= 0 ? copy_entry_fd (x, e, entry, fd)
+                                    : write_entry_data (x, a, entry, fd);
   /* A sparse file may end in a hole that no data block covers. Only then: on XFS a
    * truncate costs a transaction, and makes close() flush the file's data. */
   if (archive_entry_size_is_set (e) && archive_entry_size (e) != end
@@ -996,11 +1041,12 @@ extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
 }
 
 void
-extract_entry_from (struct extractor *x, const char *desc, struct archive *a,
-                    struct archive_entry *e)
+extract_entry_fd (struct extractor *x, const char *desc, struct archive_entry *e, int fd)
 {
   x->desc = desc;
-  extract_entry (x, a, e);
+  x->entry_fd = fd;
+  extract_entry (x, NULL, e);
+  x->entry_fd = -1;
 }
 
 struct archive *
@@ -1035,6 +1081,7 @@ extract_begin (int rootfd, const struct extract_opts *opts, struct extract_resul
   x->opts = opts;
   x->result = result;
   x->fd = -1;
+  x->entry_fd = -1;
   x->cache = (struct dir_cache) { .path = NULL, .fd = -1 };
   *result = (struct extract_result) { 0 };
   return x;

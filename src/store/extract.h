@@ -52,11 +52,11 @@ struct extractor *extract_archive (int rootfd, struct source *src,
 struct extractor *extract_begin (int rootfd, const struct extract_opts *opts,
                                  struct extract_result *result);
 void extract_layer (struct extractor *x, struct source *src);
-/* One entry E read from A by another reader (tree.c's disk reader), under the same rules;
- * DESC names the source in messages. */
+/* One entry E of another source (tree.c's walk of a directory), under the same rules; a
+ * regular file's data (archive_entry_size bytes) is read from FD, at its start, never by
+ * name. DESC names the source in messages. */
 struct archive_entry;
-void extract_entry_from (struct extractor *x, const char *desc, struct archive *a,
-                         struct archive_entry *e);
+void extract_entry_fd (struct extractor *x, const char *desc, struct archive_entry *e, int fd);
 /* One warning line for what was skipped so far (device nodes, FIFOs, sockets, self-links). */
 void extract_warn_skipped (struct extractor *x);
 /* Apply directory modes and times, deepest first, all but the root's own. */

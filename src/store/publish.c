@@ -124,8 +124,13 @@ static void
 place_archive (const char *archive, const char *base, int dirfd, const char *dir,
                struct catalog_entry *e)
 {
-  cleanup_fd int src = open (archive, O_RDONLY | O_CLOEXEC);
+  /* ARCHIVE may sit in a root something runs in (exported there): never through a
+   * symlink (which could name a file of yours the web server should not serve), never
+   * blocking on a FIFO. */
+  cleanup_fd int src = open (archive, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   struct stat st;
+  if (src < 0 && errno == ELOOP)
+    die ("publish: %s: a symlink: name the archive itself", archive);
   if (src < 0 || fstat (src, &st) < 0)
     die_with_error ("publish: cannot open %s", archive);
   if (!S_ISREG (st.st_mode))
@@ -140,8 +145,18 @@ place_archive (const char *archive, const char *base, int dirfd, const char *dir
       && there.st_ino == st.st_ino)
     return; /* already published: ARCHIVE is DIR's file */
   char *tmp = temp_name (dirfd, base);
-  if (linkat (src, "", dirfd, tmp, AT_EMPTY_PATH) < 0
-      && linkat (AT_FDCWD, archive, dirfd, tmp, 0) < 0)
+  /* Linking by name (AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH) may find another file
+   * there by now: then what was hashed is copied from the fd instead. */
+  bool linked = linkat (src, "", dirfd, tmp, AT_EMPTY_PATH) == 0
+                || linkat (AT_FDCWD, archive, dirfd, tmp, 0) == 0;
+  if (linked && (fstatat (dirfd, tmp, &there, AT_SYMLINK_NOFOLLOW) < 0
+                 || there.st_dev != st.st_dev || there.st_ino != st.st_ino))
+    {
+      if (unlinkat (dirfd, tmp, 0) < 0)
+        die_with_error ("publish: cannot remove %s/%s", dir, tmp);
+      linked = false;
+    }
+  if (!linked)
     {
       if (lseek (src, 0, SEEK_SET) < 0)
         die_with_error ("publish: cannot rewind %s", archive);

@@ -23,10 +23,13 @@
 /* What a failing create must undo; die() runs create_cleanup. */
 static char *cleanup_staging;
 static char *cleanup_meta;
+static struct unpacked_keeping *cleanup_keeping;
 
 static void
 create_cleanup (void)
 {
+  if (cleanup_keeping != NULL)
+    unpacked_keep_cancel (cleanup_keeping);
   if (cleanup_staging != NULL && rm_rf_at (AT_FDCWD, cleanup_staging) < 0)
     fprintf (stderr, "%s: cannot remove %s: %s\n", PROGRAM_NAME, cleanup_staging,
              strerror (errno));
@@ -167,6 +170,10 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   if (x != NULL)
     extract_finish (x);
 
+  /* The unpacked copy is cloned now, from the staging directory nothing else can enter. */
+  if (x != NULL && opts.start_writeback)
+    cleanup_keeping = unpacked_keep_begin (res.sha256, c.rootfd);
+
   struct meta m = {
     .name = xstrdup (name),
     .source = xstrdup (src->origin),
@@ -179,7 +186,9 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   if (x != NULL)
     {
       extract_finish_root (x);
-      unpacked_keep (res.sha256, c.root, src->origin, res.size_bytes);
+      if (cleanup_keeping != NULL)
+        unpacked_keep_end (steal_pointer (&cleanup_keeping), c.rootfd, src->origin,
+                           res.size_bytes);
     }
   else
     {

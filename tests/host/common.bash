@@ -290,3 +290,39 @@ install_probe() {
 	need_probe
 	cp "$EDR_PROBE" "$(root_of "$1")/edr-probe"
 }
+
+# plant_secret: a host file the roots cannot see, $HOME/secret (0600), holding $SECRET.
+plant_secret() {
+	SECRET="host-secret-$RANDOM$RANDOM-never-in-a-root"
+	printf '%s\n' "$SECRET" > "$HOME/secret"
+	chmod 600 "$HOME/secret"
+}
+
+# race_in_root NAME A B SECONDS: the attacker, a process inside root NAME (entered with
+# `run`) exchanging the paths A and B (renameat2 RENAME_EXCHANGE) in a tight loop for
+# SECONDS, in the background (its pid added to RACERS). Returns once the names swap.
+race_in_root() {
+	local r a out=$T/racer.$RANDOM.out
+	r=$(root_of "$1")
+	[[ -x $r/edr-probe ]] || install_probe "$1"
+	"$EDR_BIN" run "$1" -- /edr-probe swap "$2" "$3" "$4" > "$out" 2>&1 &
+	local racer=$!
+	RACERS+=("$racer")
+	a=$(stat -c %i "$r$2")
+	for _ in $(seq 100); do
+		[[ $(stat -c %i "$r$2" 2>/dev/null) != "$a" ]] && return 0
+		kill -0 "$racer" 2>/dev/null || fail "the racer ended: $(cat "$out")"
+		sleep 0.1
+	done
+	fail "the racer never swapped $2 and $3: $(cat "$out")"
+}
+
+# stop_racer: end the racers race_in_root started.
+stop_racer() {
+	local pid
+	for pid in "${RACERS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	RACERS=()
+}

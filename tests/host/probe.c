@@ -20,6 +20,9 @@
  *                             print "ready" once it runs, then wait for a
  *                             signal (ignoring SIGTERM too with "stubborn");
  *                             both keep "edr-probe daemon" as their command line
+ *   edr-probe swap A B SECONDS  the attacker racing a reader of the root: exchange the
+ *                             names A and B (renameat2 RENAME_EXCHANGE) in a tight loop
+ *                             for SECONDS; print the number of exchanges
  */
 #include <errno.h>
 #include <signal.h>
@@ -33,6 +36,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <time.h>
 
 #define MAX_FD_PROBED 65536
 #define ESCAPE_DEPTH 64
@@ -145,6 +150,22 @@ static int probe_daemon(int stubborn)
 		pause();
 }
 
+static int probe_swap(const char *a, const char *b, const char *seconds)
+{
+	time_t end = time(NULL) + atoi(seconds);
+	unsigned long n = 0;
+
+	while (time(NULL) < end) {
+		for (int i = 0; i < 1000; i++, n++)
+			if (syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0) {
+				perror("renameat2");
+				return 1;
+			}
+	}
+	printf("%lu\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char buf[PATH_MAX];
@@ -179,6 +200,8 @@ int main(int argc, char **argv)
 		return probe_escape_fd(argv[2]);
 	if (strcmp(argv[1], "daemon") == 0)
 		return probe_daemon(argc > 2 && strcmp(argv[2], "stubborn") == 0);
+	if (strcmp(argv[1], "swap") == 0 && argc > 4)
+		return probe_swap(argv[2], argv[3], argv[4]);
 	fprintf(stderr, "edr-probe: %s: unknown probe\n", argv[1]);
 	return 2;
 }

@@ -359,6 +359,44 @@ teardown_reflink() {
 	assert_equal "$(tree_listing "$(root_of a)")" "$(tree_listing "$(root_of b)")"
 }
 
+@test "reflink: code entering a new root while its unpacked copy is kept plants nothing in the copy" {
+	reflink_fs
+	# Enough files that cloning the tree takes a while.
+	local t=$W/tree
+	mkdir -p "$t/etc" "$t/many"
+	echo 'root:x:0:0:root:/root:/bin/sh' > "$t/etc/passwd"
+	seq 3000 | sed "s|^|$t/many/f|" | xargs touch
+	tar --numeric-owner -C "$t" -cf - . | zstd -q -o "$W/r.tar.zst"
+	# The attacker: plants files in the root from the moment its name appears (as code
+	# entering it would), until told to stop.
+	python3 -c 'import os, sys
+root, stop, n = sys.argv[1], sys.argv[2], 0
+open(sys.argv[3], "w").close()
+while not os.path.exists(stop) and n < 20000:
+    for d in ("", "etc", "many"):
+        try:
+            with open(os.path.join(root, d, "planted-%d" % n), "x") as f:
+                f.write("planted")
+            n += 1
+        except OSError:
+            pass' "$(root_of a)" "$T/stop" "$T/ready" &
+	local planter=$!
+	while [[ ! -e $T/ready ]]; do sleep 0.1; done
+	edr_run create a --from "$W/r.tar.zst"
+	touch "$T/stop"
+	wait "$planter"
+	assert_status 0
+	[[ -n $(find "$(root_of a)" -name 'planted-*' -print -quit) ]] ||
+		fail "nothing was planted in the root: the test proves nothing"
+	[[ -d $XDG_CACHE_HOME/enter-devroot/unpacked ]] && [[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/unpacked") ]] ||
+		fail "no unpacked copy kept: $(last_run)"
+	run find "$XDG_CACHE_HOME/enter-devroot/unpacked" -name 'planted-*' -print -quit
+	assert_output ""
+	edr create b --from "$W/r.tar.zst" || fail "create b failed"
+	run find "$(root_of b)" -name 'planted-*' -print -quit
+	assert_output ""
+}
+
 @test "root: --root as the test user: a root-owned 0600 file in its devroot stays unreadable, a 0644 one unwritable" {
 	privileged_copy 0755
 	install -m 755 "$(dirname "$EDR_BIN")/enter-devroot-store" "$suid_dir/"
