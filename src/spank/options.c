@@ -39,6 +39,7 @@ enum option_id
   OPT_ROOT,
   OPT_ENTRYPOINT,
   OPT_MOUNT_HOME,
+  OPT_BATCH,
 };
 
 /* One row per option: our name, pyxis's (pyxis_compat=1), the environment variables that
@@ -79,6 +80,10 @@ static const struct option_row rows[] = {
   { OPT_MOUNT_HOME, "devroot-mount-home", "container-mount-home", "DEVROOT_MOUNT_HOME",
     "PYXIS_CONTAINER_MOUNT_HOME", NULL,
     "bind the job's HOME into the devroot at the same path, and make it HOME there" },
+  /* Ours only: pyxis has no such option, so its name under pyxis_compat is made up. */
+  { OPT_BATCH, "devroot-batch", "container-batch", "DEVROOT_BATCH", "PYXIS_CONTAINER_BATCH",
+    "host|root", "sbatch: run the batch script on the host, its srun steps in devroots "
+    "(host), or the script itself in one (root, pyxis's way)" },
 };
 
 #define N_ROWS (sizeof rows / sizeof rows[0])
@@ -238,6 +243,15 @@ set_option (enum option_id id, const char *value, const char *from)
         slot = &request.mounts;
         break;
       }
+    case OPT_BATCH:
+      if (value == NULL || (strcmp (value, "host") != 0 && strcmp (value, "root") != 0))
+        {
+          slurm_error ("%s: %s '%s': not host or root", PLUGIN_NAME, from,
+                       value != NULL ? value : "");
+          return -1;
+        }
+      request.batch = strcmp (value, "host") == 0 ? BATCH_HOST : BATCH_ROOT;
+      return 0;
     case OPT_ROOT:
     case OPT_ENTRYPOINT:
     case OPT_MOUNT_HOME:
@@ -399,6 +413,7 @@ option_given (enum option_id id)
     case OPT_ROOT:
     case OPT_ENTRYPOINT:
     case OPT_MOUNT_HOME: return (flags_given & (1u << id)) != 0;
+    case OPT_BATCH: return request.batch != BATCH_DEFAULT;
     }
   return false;
 }
@@ -469,6 +484,15 @@ config_parse (int ac, char **av)
         }
     }
   return 0;
+}
+
+enum batch_mode
+batch_mode_of (void)
+{
+  if (request.batch != BATCH_DEFAULT)
+    return request.batch;
+  /* pyxis runs the batch script in the container: its scripts keep doing so unchanged. */
+  return config.pyxis_compat ? BATCH_ROOT : BATCH_HOST;
 }
 
 bool

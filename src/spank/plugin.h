@@ -27,6 +27,14 @@
 #define PLUGIN_NAME "spank_enter_devroot"
 #define ROOT_NAME_MAX 64
 
+/* --devroot-batch: where the batch step of sbatch runs. */
+enum batch_mode
+{
+  BATCH_DEFAULT = 0, /* not given: host, or root with pyxis_compat=1 (batch_mode_of) */
+  BATCH_HOST,        /* the script on the host, its srun steps in roots */
+  BATCH_ROOT,        /* the script itself inside the root (pyxis's way; no srun there) */
+};
+
 enum name_mode
 {
   NAME_AUTO,   /* create it if it is not there, else use it */
@@ -46,6 +54,7 @@ struct devroot_request
   bool root;     /* --devroot-root: root emulation (run --root) */
   bool entrypoint; /* --devroot-entrypoint: the OCI image's Entrypoint runs the command */
   bool mount_home; /* --devroot-mount-home: the job's HOME bound at the same path, HOME there */
+  enum batch_mode batch; /* --devroot-batch */
   char *refused; /* slurmstepd: why the step must not run (a variable it could not read
                   * whole), one line each task prints on srun's stderr before failing */
 };
@@ -72,6 +81,8 @@ int options_register (spank_t sp);
 /* Fill what no option set from the DEVROOT_* (or, with pyxis_compat, PYXIS_CONTAINER_*)
  * variables of the job's environment. */
 int options_from_env (spank_t sp);
+/* --devroot-batch as it applies: BATCH_HOST or BATCH_ROOT. */
+enum batch_mode batch_mode_of (void);
 /* Whether the step runs in a devroot at all. */
 bool devroot_requested (void);
 /* The step's root on this node: slurm-JOB.STEP.NODE (NODE: the step's node index), or for

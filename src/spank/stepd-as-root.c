@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <slurm/slurm.h>
 
 #include "spank/plugin.h"
 
@@ -193,9 +194,31 @@ record_named_root (const char *path, const char *root, const char *line, size_t 
   return r;
 }
 
+/* Whether this is the batch step of sbatch, to be left on the host (--devroot-batch=host):
+ * there the script can run srun, whose steps inherit the options and enter roots. sbatch
+ * puts its options in the script's environment (SLURM_SPANK__SLURM_SPANK_OPTION_*), which
+ * srun takes as its own options (spank(7): options come from the command line or the
+ * environment), and the DEVROOT_* variables are inherited as they are. */
+static bool
+batch_step_on_host (spank_t sp)
+{
+  uint32_t step;
+  if (!devroot_requested () || request.refused != NULL || batch_mode_of () != BATCH_HOST)
+    return false;
+  return spank_get_item (sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS && step == SLURM_BATCH_SCRIPT;
+}
+
 int
 stepd_init_post_opt (spank_t sp)
 {
+  if (batch_step_on_host (sp))
+    {
+      /* The step asks for no root: no shared state, no record, the tasks exec as usual. */
+      free (request.image);
+      free (request.name);
+      request.image = request.name = NULL;
+      return 0;
+    }
   if (request.name == NULL || request.refused != NULL)
     return 0;
   char root[ROOT_NAME_MAX + 1], path[4096], home[4096], data[4096], line[RECORD_LINE_MAX];

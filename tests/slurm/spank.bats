@@ -143,24 +143,6 @@ $(last_run)"
 	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
 }
 
-@test "spank: sbatch --wait with #SBATCH --devroot-image runs the batch script in the root" {
-	cat >"$T/job.sh" <<EOS
-#!/bin/sh
-#SBATCH -N1
-#SBATCH --output=$T/batch.out
-#SBATCH --devroot-image=$EDR_TEMPLATE
-grep PRETTY /etc/os-release
-echo "job \$SLURM_JOB_ID"
-exit 4
-EOS
-	run bounded sbatch --wait "$T/job.sh"
-	assert_status 4
-	run cat "$T/batch.out"
-	assert_line "$MINIMAL"
-	assert_line --regexp '^job [0-9]+$'
-	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
-}
-
 @test "spank: DEVROOT_IMAGE stands in for the option, in salloc's steps too" {
 	run --separate-stderr env DEVROOT_IMAGE="$EDR_TEMPLATE" \
 		timeout -k 5 "$SLURM_TIMEOUT" salloc -N2 srun -l /bin/sh -c 'grep PRETTY /etc/os-release'
