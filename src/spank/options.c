@@ -439,6 +439,59 @@ options_from_env (spank_t sp)
   return 0;
 }
 
+/* Slurm's copy of option ROW (its no- form when NEGATED) in the environment of the
+ * script sbatch runs, which srun takes as its own option, as spank(7) names it. */
+static void
+slurm_option_var (const struct option_row *r, bool negated, char *buf, size_t size)
+{
+  extern const char plugin_name[]; /* SPANK_PLUGIN's, dispatch.c */
+  int n = snprintf (buf, size, "SLURM_SPANK__SLURM_SPANK_OPTION_%s_%s%s", plugin_name,
+                    negated ? "no_" : "", option_name (r));
+  for (char *p = buf + n - strlen (option_name (r)); n > 0 && (size_t) n < size && *p; p++)
+    *p = *p == '-' ? '_' : *p;
+}
+
+int
+options_to_job_env (spank_t sp)
+{
+  for (size_t i = 0; i < N_ROWS; i++)
+    {
+      const struct option_row *r = &rows[i];
+      char var[2 * SPANK_OPTION_MAXLEN], name[USER_NAME_MAX + sizeof ":create"];
+      const char *value = NULL;
+      bool *flag = flag_slot (r->id);
+      for (int negated = 0; negated <= (flag != NULL); negated++)
+        {
+          slurm_option_var (r, negated, var, sizeof var);
+          spank_unsetenv (sp, var);
+        }
+      if (r->id == OPT_BATCH || !option_given (r->id))
+        continue;
+      if (flag != NULL)
+        value = *flag ? "1" : "0";
+      else if (r->id == OPT_NAME)
+        {
+          snprintf (name, sizeof name, "%s%s", request.name,
+                    request.name_mode == NAME_CREATE ? ":create"
+                    : request.name_mode == NAME_EXEC ? ":exec" : "");
+          value = name;
+        }
+      else
+        value = r->id == OPT_IMAGE ? request.image
+                : r->id == OPT_WORKDIR ? request.workdir
+                : r->id == OPT_ENV ? request.env
+                : r->id == OPT_SAVE ? request.save : request.mounts;
+      if (spank_setenv (sp, config.pyxis_compat ? r->pyxis_env : r->env, value, 1)
+          != ESPANK_SUCCESS)
+        {
+          slurm_error ("%s: cannot pass %s to the batch script's steps", PLUGIN_NAME,
+                       option_name (r));
+          return -1;
+        }
+    }
+  return 0;
+}
+
 int
 config_parse (int ac, char **av)
 {

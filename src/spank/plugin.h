@@ -81,6 +81,11 @@ int options_register (spank_t sp);
 /* Fill what no option set from the DEVROOT_* (or, with pyxis_compat, PYXIS_CONTAINER_*)
  * variables of the job's environment. */
 int options_from_env (spank_t sp);
+/* For the batch step left on the host: pass the options it was given to the script's srun
+ * steps as the DEVROOT_* (or PYXIS_CONTAINER_*) variables of its environment, and remove
+ * Slurm's own copies of them there, so a step's own options override them; -1 with one
+ * line. */
+int options_to_job_env (spank_t sp);
 /* --devroot-batch as it applies: BATCH_HOST or BATCH_ROOT. */
 enum batch_mode batch_mode_of (void);
 /* Whether the step runs in a devroot at all. */

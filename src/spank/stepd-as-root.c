@@ -195,10 +195,7 @@ record_named_root (const char *path, const char *root, const char *line, size_t 
 }
 
 /* Whether this is the batch step of sbatch, to be left on the host (--devroot-batch=host):
- * there the script can run srun, whose steps inherit the options and enter roots. sbatch
- * puts its options in the script's environment (SLURM_SPANK__SLURM_SPANK_OPTION_*), which
- * srun takes as its own options (spank(7): options come from the command line or the
- * environment), and the DEVROOT_* variables are inherited as they are. */
+ * there the script can run srun, whose steps enter roots. */
 static bool
 batch_step_on_host (spank_t sp)
 {
@@ -213,6 +210,12 @@ stepd_init_post_opt (spank_t sp)
 {
   if (batch_step_on_host (sp))
     {
+      /* Passed on to the script's srun steps as DEVROOT_* variables, which a step's own
+       * options override, and `unset DEVROOT_IMAGE` turns off. sbatch also puts its
+       * options in the script's environment, which srun would take as its own options
+       * (spank(7)), such that a step's --no- form would contradict the script's flag. */
+      if (options_to_job_env (sp) < 0)
+        return -1;
       /* The step asks for no root: no shared state, no record, the tasks exec as usual. */
       free (request.image);
       free (request.name);

@@ -192,3 +192,22 @@ EOS
 	assert_line "shell: host"
 	assert_line "root: $MINIMAL"
 }
+
+@test "batch: a step's own options override the script's (--no-devroot-root after #SBATCH --devroot-root); without DEVROOT_IMAGE a step runs on the host" {
+	cat >"$T/job.sh" <<EOS
+#!/bin/sh
+#SBATCH -N1
+#SBATCH --output=$T/batch.out
+#SBATCH --devroot-image=$EDR_TEMPLATE
+#SBATCH --devroot-root
+srun /bin/sh -c 'echo "inherited: \$(id -u)"'
+srun --no-devroot-root /bin/sh -c 'echo "turned off: \$(id -u)"'
+env -u DEVROOT_IMAGE srun /bin/sh -c 'echo "unset: \$($WHERE)"'
+EOS
+	run bounded sbatch --wait "$T/job.sh"
+	assert_success
+	run cat "$T/batch.out"
+	assert_line "inherited: 0"
+	assert_line "turned off: $(id -u)"
+	assert_line "unset: host"
+}
