@@ -18,7 +18,10 @@
  *      our last copy (hostfiles.c);
  *   8. start the job, the signals the supervisor waits for blocked first (supervise.c):
  *      chroot mode: become a child subreaper, fork; the child chroot(".")s;
- *      userns mode: clone a child into new user, mount and PID namespaces; it maps the
+ *      userns mode: clone a child into new user, mount and PID namespaces; on a terminal
+ *      that is ours, it takes a process group of its own and makes it the terminal's
+ *      foreground group (terminal.c: ours does not exist in its PID namespace, and a
+ *      shell needs one it can see for job control); it maps the
  *      caller's uid and gid to themselves, makes its mounts private, mounts a tmpfs /dev
  *      holding the host's null, zero, full, random, urandom and tty (mount_dev), a fresh
  *      /proc (pidns.c), the host's resolv.conf and hosts read-only (hostfiles.c) and
@@ -38,9 +41,10 @@
  *      command given, else an OCI image's Entrypoint+Cmd (as `docker run IMAGE` would),
  *      else the user's shell;
  *  10. the supervisor, which never entered the root nor any namespace (supervise.c):
- *      pass SIGINT, SIGTERM and SIGHUP on, enforce --timeout, wait; in chroot mode kill
+ *      pass SIGINT, SIGTERM and SIGHUP on, enforce --timeout, relay a stop of the command
+ *      to the caller's shell and resume it with us (terminal.c), wait; in chroot mode kill
  *      whatever the job left running (in userns mode the PID namespace died with its
- *      PID 1); remove a throwaway root; exit as the command did.
+ *      PID 1); take the terminal back; remove a throwaway root; exit as the command did.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,6 +72,7 @@
 #include "enter/rootemu.h"
 #include "enter/stepns.h"
 #include "enter/supervise.h"
+#include "enter/terminal.h"
 #include "enter/userns.h"
 
 #define DEFAULT_SHELL "/bin/sh"
@@ -307,6 +312,7 @@ struct userns_view
   size_t n_binds;
   uid_t uid; /* the caller's, read before the clone: inside they are unmapped until then */
   gid_t gid;
+  const struct terminal *term; /* the caller's terminal, for the job's PID 1 to take */
 };
 
 /* In the new namespaces, the working directory the root: the identity maps, private mounts,
@@ -334,7 +340,8 @@ build_userns_view (void *arg)
  * namespaces this process is outside the PID namespace, so the command is not killed
  * with it: the parent-death signal does that. */
 __attribute__((noreturn)) static void
-chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined)
+chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined,
+                 bool report_stops)
 {
   if (chroot (".") < 0)
     die_with_error ("cannot enter root '%s': chroot inside a user namespace", name);
@@ -351,7 +358,7 @@ chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined)
       supervise_restore_signals ();
       run_command (name, opts);
     }
-  pidns_init (command, STATUS_FD);
+  pidns_init (command, STATUS_FD, report_stops);
 }
 
 /* userns mode: the child is PID 1 of new user, mount and PID namespaces; it builds the
@@ -386,7 +393,10 @@ start_userns_job (struct userns_view *view, const struct stepns *step, const cha
     die_with_error ("cannot enter root '%s': dup2", name);
   become_job_child (STATUS_FD + 1);
   if (step == NULL)
-    build_userns_view (view);
+    {
+      terminal_take (view->term);
+      build_userns_view (view);
+    }
   else
     {
       int fd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -394,7 +404,7 @@ start_userns_job (struct userns_view *view, const struct stepns *step, const cha
         die_with_error ("cannot enter root '%s': cannot change directory to %s", name, root);
       close (fd);
     }
-  chroot_and_wait (name, view->opts, step != NULL);
+  chroot_and_wait (name, view->opts, step != NULL, step == NULL && view->term->fd >= 0);
 }
 
 void
@@ -447,13 +457,18 @@ enter_devroot (const struct cli *cli)
   close (rootfd);
 
   int status_read = -1;
+  struct terminal term;
+  terminal_probe (&term);
+  if (mode != ENTER_MODE_USERNS)
+    term.fd = -1; /* the job stays in our process group: it owns the terminal with us */
   struct userns_view view = { .name = name, .opts = opts, .binds = binds, .n_binds = n_binds,
-                              .uid = getuid (), .gid = getgid () };
+                              .uid = getuid (), .gid = getgid (), .term = &term };
   /* A Slurm step's tasks on a node share the root's namespaces (stepns.c). */
   struct stepns step;
   bool shared = false;
   if (mode == ENTER_MODE_USERNS && stepns_from_env (name, &step))
     {
+      term.fd = -1; /* a Slurm step's tasks: the keeper's view is not one task's terminal */
       shared = stepns_enter (&step, name, build_userns_view, &view);
       if (!shared)
         stepns_leave (&step);
@@ -465,14 +480,18 @@ enter_devroot (const struct cli *cli)
    * directories too). */
   if (chdir ("/") < 0)
     die_with_error ("cannot change directory to /");
+  if (status_read >= 0)
+    terminal_watch (&term, job, status_read);
   struct supervise_opts sopts = { .timeout = opts->timeout, .escalate = true,
-                                  .sweep = mode == ENTER_MODE_CHROOT };
+                                  .sweep = mode == ENTER_MODE_CHROOT,
+                                  .on_sigio = terminal_on_sigio, .sigio_arg = &term };
   struct job_end end;
   supervise (job, &sopts, &end);
-  int command_status;
-  if (status_read >= 0
-      && read (status_read, &command_status, sizeof command_status) == sizeof command_status)
-    end.status = command_status; /* else PID 1's own: 125 from a failed setup, or killed */
+  if (status_read >= 0)
+    terminal_on_sigio (&term); /* what PID 1 wrote last, SIGIO or not */
+  if (term.have_end)
+    end.status = term.end_status; /* else PID 1's own: 125 from a failed setup, or killed */
+  terminal_restore (&term);
   if (shared)
     stepns_leave (&step);
   if (cli->ephemeral)

@@ -35,6 +35,7 @@ waited_signals (sigset_t *set)
   sigaddset (set, SIGINT);
   sigaddset (set, SIGTERM);
   sigaddset (set, SIGHUP);
+  sigaddset (set, SIGIO); /* terminal.c's watch on PID 1's status pipe */
 }
 
 void
@@ -115,12 +116,18 @@ sweep_orphans (void)
 }
 
 static void
-reap (pid_t child, bool *done, int *status)
+reap (pid_t child, const struct supervise_opts *opts, bool *done, int *status)
 {
   int st;
   pid_t pid;
-  while ((pid = waitpid (-1, &st, WNOHANG)) > 0)
-    if (pid == child)
+  int flags = WNOHANG | (opts->report_stops ? WUNTRACED : 0);
+  while ((pid = waitpid (-1, &st, flags)) > 0)
+    if (pid == child && WIFSTOPPED (st))
+      {
+        if (write_all (opts->stops_fd, &st, sizeof st) < 0)
+          warn ("cannot report that the command stopped: %s", strerror (errno));
+      }
+    else if (pid == child)
       {
         *done = true;
         *status = st;
@@ -157,7 +164,12 @@ supervise (pid_t child, const struct supervise_opts *opts, struct job_end *end)
         sig = sigwaitinfo (&set, &si);
 
       if (sig == SIGCHLD)
-        reap (child, &done, &end->status);
+        reap (child, opts, &done, &end->status);
+      else if (sig == SIGIO)
+        {
+          if (opts->on_sigio != NULL)
+            opts->on_sigio (opts->sigio_arg);
+        }
       else if (sig > 0)
         {
           /* Sent by the kernel (a terminal's ^C, ^\ or hangup): the foreground process
