@@ -23,7 +23,8 @@
  *      foreground group (terminal.c: ours does not exist in its PID namespace, and a
  *      shell needs one it can see for job control); it maps the
  *      caller's uid and gid to themselves, makes its mounts private, mounts a tmpfs /dev
- *      holding the host's null, zero, full, random, urandom and tty (mount_dev), a fresh
+ *      holding the host's null, zero, full, random, urandom and tty, a devpts of its own
+ *      and the user's terminal as console (mount_dev), a fresh
  *      /proc (pidns.c), the host's resolv.conf and hosts read-only (hostfiles.c) and
  *      every --bind (bind.c: all checked before anything is created) inside the root,
  *      chroot(".")s, drops its capabilities and, as PID 1, forks the command and reaps
@@ -48,6 +49,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -95,14 +97,62 @@ mount_on_fd (const char *source, int fd, const char *type, unsigned long flags,
   return mount (source, target, type, flags, data);
 }
 
+/* DEV/pts: a devpts instance of the job's own (a user namespace with its own mount
+ * namespace may mount one), so that script, tmux, ssh -t and expect can make
+ * pseudo-terminals, and DEV/ptmx pointing into it, as on the host. Its ptys are the
+ * root's alone: the host's are not in it. ptmxmode=0666 as /dev/ptmx is; no gid=5 (the tty
+ * group is not mapped in the user namespace): a new pty's group is its opener's. */
+static void
+mount_devpts (const char *name, int dev)
+{
+  cleanup_fd int pts = -1;
+  if (mkdirat (dev, "pts", 0755) < 0
+      || (pts = openat (dev, "pts", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0
+      || mount_on_fd ("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC,
+                      "newinstance,ptmxmode=0666,mode=0620") < 0)
+    {
+      warn ("root '%s': no /dev/pts (no pseudo-terminals inside): %s", name, strerror (errno));
+      return;
+    }
+  if (symlinkat ("pts/ptmx", dev, "ptmx") < 0)
+    warn ("root '%s': no /dev/ptmx: %s", name, strerror (errno));
+}
+
+/* DEV/console: the terminal the user entered from, bound from the host (as podman and
+ * docker do with -t). Its host name, /dev/pts/N, is on the host's devpts, which the root
+ * does not see: without a name for it inside, `tty` says "not a tty" and programs that
+ * look for their terminal by name (ttyname) fail. /dev/tty, the controlling terminal, works
+ * either way. */
+static void
+mount_console (const char *name, int dev, const struct terminal *term)
+{
+  if (term->fd < 0)
+    return;
+  char host[PATH_MAX];
+  struct stat st;
+  /* ttyname checks that the name is this very terminal; the bind then goes on that path. */
+  if (ttyname_r (term->fd, host, sizeof host) != 0 || stat (host, &st) < 0)
+    return; /* a terminal with no name on the host: none inside either */
+  int fd = openat (dev, "console", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    {
+      close (fd);
+      fd = openat (dev, "console", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    }
+  if (fd < 0 || mount_on_fd (host, fd, "none", MS_BIND, NULL) < 0)
+    warn ("root '%s': no /dev/console for the terminal %s: %s", name, host, strerror (errno));
+  if (fd >= 0)
+    close (fd);
+}
+
 /* userns mode, before chroot: in the job's private mount namespace, a fresh tmpfs on the
  * root's dev/ directory (the root on disk is not touched) holding the host's null, zero,
- * full, random, urandom and tty (bind mounts), fd, stdin, stdout and stderr symlinks and
- * a shm/ directory. The working directory is the new root. A root without a dev/
- * directory gets nothing; a failure is one warning line, not fatal: the root is usable
- * without. */
+ * full, random, urandom and tty (bind mounts), fd, stdin, stdout and stderr symlinks, a
+ * shm/ directory, a devpts of its own on pts/ with ptmx, and the user's terminal as
+ * console. The working directory is the new root. A root without a dev/ directory gets
+ * nothing; a failure is one warning line, not fatal: the root is usable without. */
 static void
-mount_dev (const char *name)
+mount_dev (const char *name, const struct terminal *term)
 {
   cleanup_fd int at = open ("dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (at < 0)
@@ -146,6 +196,8 @@ mount_dev (const char *name)
   /* mkdirat applies the umask: set the sticky, world-writable mode explicitly. */
   if (mkdirat (dev, "shm", 01777) < 0 || fchmodat (dev, "shm", 01777, 0) < 0)
     warn ("root '%s': no /dev/shm: %s", name, strerror (errno));
+  mount_devpts (name, dev);
+  mount_console (name, dev, term);
 }
 
 /* Where the kernel lets us chroot without a user namespace: as root, or with the patched
@@ -328,7 +380,7 @@ build_userns_view (void *arg)
   if (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
     die_with_error ("cannot enter root '%s': cannot make the mounts private", v->name);
   bind_check_all (v->name, v->binds, v->n_binds);
-  mount_dev (v->name);
+  mount_dev (v->name, v->term);
   pidns_mount_proc (v->name);
   if (!v->opts->no_host_dns)
     hostfiles_bind (v->name);

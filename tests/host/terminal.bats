@@ -80,3 +80,22 @@ teardown() { edr_teardown; }
 	assert_output --partial host-prompt-back
 	assert_output --partial st-0
 }
+
+@test "terminal: tty inside prints a name that exists inside and is the terminal" {
+	pty 'expect:\$ ' 'send:t=$(tty); [ -c "$t" ] && [ "$t" -ef /proc/self/fd/0 ] && echo "name-$t-ok"\n' \
+		'expect:name-/[^ ]*-ok' 'send:exit\n' -- "$EDR_BIN" enter dev --mode userns
+	assert_status 0
+	assert_output --partial name-/dev/console-ok
+}
+
+@test "terminal: script(1) makes a pseudo-terminal inside: the root's own /dev/pts and /dev/ptmx" {
+	add_host_programs script
+	edr_run run dev --mode userns -- script -qec 'tty; echo in-pty' /dev/null
+	assert_status 0
+	assert_output --partial in-pty
+	assert_line --regexp '^/dev/pts/[0-9]+'
+	edr_run run dev --mode userns -- sh -c 'readlink /dev/ptmx; grep " /dev/pts " /proc/self/mounts'
+	assert_status 0
+	assert_line pts/ptmx
+	assert_output --regexp 'devpts /dev/pts devpts .*ptmxmode=666'
+}
