@@ -39,8 +39,8 @@
  *      interactive shell its controlling terminal, hence job control and ^C (see
  *      confine.c); with --root, a second filter that makes the ids read 0 and
  *      chown/set*id succeed (rootemu.c); exec, searching PATH inside the root: the
- *      command given, else an OCI image's Entrypoint+Cmd (as `docker run IMAGE` would),
- *      else the user's shell;
+ *      command given, else for run an OCI image's Entrypoint+Cmd (as `docker run IMAGE`
+ *      would), else the user's shell (always for enter);
  *  10. the supervisor, which never entered the root nor any namespace (supervise.c):
  *      pass SIGINT, SIGTERM and SIGHUP on, enforce --timeout, relay a stop of the command
  *      to the caller's shell and resume it with us (terminal.c), wait; in chroot mode kill
@@ -310,7 +310,7 @@ run_command (const char *name, const struct enter_opts *opts)
   char **argv = opts->argv;
   if (argv != NULL && opts->entrypoint)
     argv = image_command (image, opts->argv);
-  else if (argv == NULL)
+  else if (argv == NULL && opts->image_cmd)
     argv = image_command (image, image != NULL ? image->cmd : NULL);
   if (argv == NULL)
     argv = shell_argv;
@@ -494,6 +494,9 @@ enter_devroot (const struct cli *cli)
   root = store_existing_root (name, "enter");
   if (store_read_meta (name, &meta) && meta.image.digest != NULL)
     opts_image.image = &meta.image;
+  /* `enter` is the interactive shell inside, whatever the root was made from (an image's
+   * Cmd is often a REPL: python, node); `run NAME` with no command is `docker run IMAGE`. */
+  opts_image.image_cmd = cli->command == CMD_RUN;
   if (cli->command == CMD_RUN && opts->argv == NULL
       && (opts->image == NULL
           || strv_length (opts->image->entrypoint) + strv_length (opts->image->cmd) == 0))
