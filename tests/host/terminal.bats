@@ -94,8 +94,9 @@ teardown() { edr_teardown; }
 	assert_status 0
 	assert_output --partial in-pty
 	assert_line --regexp '^/dev/pts/[0-9]+'
-	edr_run run dev --mode userns -- sh -c 'readlink /dev/ptmx; grep " /dev/pts " /proc/self/mounts'
+	edr_run run dev --mode userns -- sh -c 'readlink /dev/ptmx; grep " /dev/pts " /proc/self/mounts; echo "pts: $(ls /dev/pts)"'
 	assert_status 0
 	assert_line pts/ptmx
+	assert_line "pts: ptmx" # a new instance: none of the host's ptys
 	assert_output --regexp 'devpts /dev/pts devpts .*ptmxmode=666'
 }
