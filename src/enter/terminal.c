@@ -74,6 +74,12 @@ terminal_watch (struct terminal *term, pid_t job, int status_fd)
   if (fcntl (status_fd, F_SETOWN, getpid ()) < 0
       || fcntl (status_fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0)
     die_with_error ("cannot watch the job's status pipe");
+  /* We are a background group from now on: a warning we print ("timed out") on a
+   * terminal set to `stty tostop` would stop us, not the job. */
+  sigset_t ttou;
+  sigemptyset (&ttou);
+  sigaddset (&ttou, SIGTTOU);
+  sigprocmask (SIG_BLOCK, &ttou, NULL);
 }
 
 /* The command stopped with STATUS: stop as it did, then resume it where we resume. */
@@ -87,8 +93,15 @@ relay_stop (const struct terminal *term, int status)
     sig = SIGSTOP;
   set_foreground (term->fd, getpgrp ());
   /* To our whole group, as the terminal would have sent it (a pipeline `enter | tee`
-   * stops together); we stop here until the caller's shell continues us. */
+   * stops together); we stop here until the caller's shell continues us (SIGTTOU is
+   * blocked since terminal_watch: unblocked for its own delivery). */
+  sigset_t set;
+  sigemptyset (&set);
+  sigaddset (&set, sig);
   kill (0, sig);
+  sigprocmask (SIG_UNBLOCK, &set, NULL);
+  if (sig == SIGTTOU)
+    sigprocmask (SIG_BLOCK, &set, NULL);
   if (tcgetpgrp (term->fd) == getpgrp ())
     set_foreground (term->fd, term->job_pgrp); /* `fg`; after `bg`, the job stays behind */
   kill (-term->job_pgrp, SIGCONT);

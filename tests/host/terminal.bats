@@ -81,6 +81,15 @@ teardown() { edr_teardown; }
 	assert_output --partial st-0
 }
 
+@test "terminal: enter-devroot's own warning on a stty tostop terminal does not stop it (--timeout)" {
+	# The job's group owns the terminal, so the supervisor writes from the background.
+	pty 'expect:\$ ' "send:stty tostop; $EDR_BIN run dev --mode userns --timeout 1 -- sleep 5; echo st-\$?\\n" \
+		'expect:st-[0-9]' 'send:exit\n' -- bash --norc -i
+	assert_status 0
+	assert_output --partial "timed out after 1 s"
+	assert_output --partial st-124
+}
+
 @test "terminal: tty inside prints a name that exists inside and is the terminal" {
 	pty 'expect:\$ ' 'send:t=$(tty); [ -c "$t" ] && [ "$t" -ef /proc/self/fd/0 ] && echo "name-$t-ok"\n' \
 		'expect:name-/[^ ]*-ok' 'send:exit\n' -- "$EDR_BIN" enter dev --mode userns
