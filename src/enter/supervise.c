@@ -7,7 +7,9 @@
  * If the child is still there SUPERVISE_KILL_GRACE_SECONDS later, it gets SIGKILL. When
  * the child is gone, a sweeping supervisor (chroot mode: no PID namespace to take the
  * job's other processes with it) kills every process reparented to it, repeatedly, until
- * it has no child left. */
+ * it has no child left. SIGIO is taken the same way and handed to the caller's on_sigio
+ * (terminal.c: PID 1 wrote on its status pipe); a child's stops are reported on a pipe
+ * when asked (PID 1, for the supervisor outside to relay them). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
