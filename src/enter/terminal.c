@@ -2,8 +2,7 @@
  * caller's shell job (ours, the supervisor's) does not exist: getpgrp() and tcgetpgrp()
  * read 0 inside. A shell starts job control from those two numbers and gives the terminal
  * back to the group it found on exit: dash then fails (tcsetpgrp(0): "Cannot set tty
- * process group (No such process)", status 2) and no shell's jobs can be stopped and
- * resumed. So the job's PID 1 makes a process group of its own, visible inside as 1, and
+ * process group (No such process)", status 2, whatever the exit status). So the job's PID 1 makes a process group of its own, visible inside as 1, and
  * makes it the terminal's foreground group; the shell sees a terminal it owns.
  *
  * Job control a process group away from ours: a terminal's ^Z now stops the job's group,
@@ -15,7 +14,8 @@
  * The session is left alone (no setsid): TIOCSTI and TIOCLINUX are refused by seccomp
  * instead (confine.c), so the terminal stays the job's controlling terminal. Changing the
  * foreground group from a background group raises SIGTTOU unless it is blocked: blocked
- * around each tcsetpgrp here. */
+ * around each tcsetpgrp here, and in the supervisor for as long as the job owns the
+ * terminal (a warning it prints would otherwise stop it under `stty tostop`). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
