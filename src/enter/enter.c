@@ -97,6 +97,20 @@ mount_on_fd (const char *source, int fd, const char *type, unsigned long flags,
   return mount (source, target, type, flags, data);
 }
 
+/* Bind the host's device node HOST on a new file NODE in the tmpfs DEV; -1 with errno. */
+static int
+bind_host_node (int dev, const char *node, const char *host)
+{
+  int fd = openat (dev, node, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0)
+    return -1;
+  close (fd);
+  cleanup_fd int at = openat (dev, node, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (at < 0)
+    return -1;
+  return mount_on_fd (host, at, "none", MS_BIND, NULL);
+}
+
 /* DEV/pts: a devpts instance of the job's own (a user namespace with its own mount
  * namespace may mount one), so that script, tmux, ssh -t and expect can make
  * pseudo-terminals, and DEV/ptmx pointing into it, as on the host. Its ptys are the
@@ -129,20 +143,11 @@ mount_console (const char *name, int dev, const struct terminal *term)
   if (term->fd < 0)
     return;
   char host[PATH_MAX];
-  struct stat st;
   /* ttyname checks that the name is this very terminal; the bind then goes on that path. */
-  if (ttyname_r (term->fd, host, sizeof host) != 0 || stat (host, &st) < 0)
+  if (ttyname_r (term->fd, host, sizeof host) != 0)
     return; /* a terminal with no name on the host: none inside either */
-  int fd = openat (dev, "console", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd >= 0)
-    {
-      close (fd);
-      fd = openat (dev, "console", O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    }
-  if (fd < 0 || mount_on_fd (host, fd, "none", MS_BIND, NULL) < 0)
+  if (bind_host_node (dev, "console", host) < 0)
     warn ("root '%s': no /dev/console for the terminal %s: %s", name, host, strerror (errno));
-  if (fd >= 0)
-    close (fd);
 }
 
 /* userns mode, before chroot: in the job's private mount namespace, a fresh tmpfs on the
@@ -174,17 +179,8 @@ mount_dev (const char *name, const struct terminal *term)
       struct stat st;
       if (stat (host, &st) < 0 || !S_ISCHR (st.st_mode))
         continue;
-      int fd = openat (dev, dev_nodes[i], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                       0666);
-      if (fd >= 0)
-        {
-          close (fd);
-          fd = openat (dev, dev_nodes[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        }
-      if (fd < 0 || mount_on_fd (host, fd, "none", MS_BIND, NULL) < 0)
+      if (bind_host_node (dev, dev_nodes[i], host) < 0)
         warn ("root '%s': no /dev/%s: %s", name, dev_nodes[i], strerror (errno));
-      if (fd >= 0)
-        close (fd);
     }
   static const char *const links[][2] = {
     { "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
