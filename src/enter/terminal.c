@@ -91,7 +91,10 @@ relay_stop (const struct terminal *term, int status)
   int sig = WSTOPSIG (status);
   if (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)
     sig = SIGSTOP;
-  set_foreground (term->fd, getpgrp ());
+  /* Only from the job: after `bg` the caller's shell holds the terminal (the command
+   * stopped reading it in the background), and keeps it. */
+  if (tcgetpgrp (term->fd) == term->job_pgrp)
+    set_foreground (term->fd, getpgrp ());
   /* To our whole group, as the terminal would have sent it (a pipeline `enter | tee`
    * stops together); we stop here until the caller's shell continues us (SIGTTOU is
    * blocked since terminal_watch: unblocked for its own delivery). */

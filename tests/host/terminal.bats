@@ -109,3 +109,12 @@ teardown() { edr_teardown; }
 	assert_line "pts: ptmx" # a new instance: none of the host's ptys
 	assert_output --regexp 'devpts /dev/pts devpts .*ptmxmode=666'
 }
+
+@test "terminal: after ^Z and bg, a command reading the terminal stops again (tty input) and fg gives it the terminal" {
+	pty 'expect:\$ ' "send:$EDR_BIN run dev --mode userns -- sh -c 'sleep 1; read x; echo got-\$x'\\n" \
+		'sleep:0.5' 'send:^Z' 'expect:Stopped' 'send:bg\n' 'sleep:2' \
+		'send:echo host-prompt; jobs\n' 'expect:host-prompt\r' 'expect:Stopped' \
+		'send:fg\n' 'sleep:0.5' 'send:hello\n' 'expect:got-hello' 'send:exit\n' -- bash --norc -i
+	assert_status 0
+	assert_output --partial got-hello
+}
