@@ -18,6 +18,7 @@ import os
 import pty
 import re
 import select
+import signal
 import sys
 import time
 
@@ -49,6 +50,9 @@ def main():
 
     pid, fd = pty.fork()
     if pid == 0:
+        # Python ignores SIGPIPE and SIGXFSZ; a program exec'd from it would inherit that.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
         os.execvp(cmd[0], cmd)
 
     seen = bytearray()  # everything read
