@@ -50,6 +50,8 @@ teardown() { edr_teardown; }
 }
 
 @test "terminal: dash's job control: a background job listed and killed by %1" {
+	# KILL: a TERM sent right after the fork can reach the child while it still ignores
+	# TERM as the interactive dash it was forked from, and be lost.
 	add_host_programs dash
 	login_shell /usr/bin/dash
 	pty 'expect:\$ ' 'send:sleep 30 & jobs; kill -KILL %1; wait; echo done-$?\n' 'expect:Killed' \
