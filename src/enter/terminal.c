@@ -2,8 +2,9 @@
  * caller's shell job (ours, the supervisor's) does not exist: getpgrp() and tcgetpgrp()
  * read 0 inside. A shell starts job control from those two numbers and gives the terminal
  * back to the group it found on exit: dash then fails (tcsetpgrp(0): "Cannot set tty
- * process group (No such process)", status 2, whatever the exit status). So the job's PID 1 makes a process group of its own, visible inside as 1, and
- * makes it the terminal's foreground group; the shell sees a terminal it owns.
+ * process group (No such process)", status 2 whatever the exit status). So the job's
+ * PID 1 makes a process group of its own, visible inside as 1, and makes it the
+ * terminal's foreground group; the shell sees a terminal it owns.
  *
  * Job control a process group away from ours: a terminal's ^Z now stops the job's group,
  * not us, so the caller's shell would never learn of it. PID 1 reports the command's stop
