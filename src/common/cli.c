@@ -70,7 +70,8 @@ static const struct command_info commands[] = {
     "                    (no REGISTRY: Docker Hub), oci:DIR[:TAG] (an OCI image layout) or\n"
     "                    docker-archive:FILE[:REPO:TAG] (what docker save writes); its\n"
     "                    layers are applied in order with their whiteouts, and its Env,\n"
-    "                    WorkingDir, Entrypoint and Cmd are kept for enter and run\n"
+    "                    WorkingDir, Entrypoint and Cmd are kept (Env and WorkingDir\n"
+    "                    for enter and run, Entrypoint and Cmd for run)\n"
     "  --platform P      the image of a multi-platform index to use, OS/ARCH[/VARIANT]\n"
     "                    (default: linux and this machine's architecture)\n"
     "  --insecure-http   let docker:// talk plain http to the registry (never by default)\n"
@@ -97,8 +98,9 @@ static const struct command_info commands[] = {
     "Start an interactive shell inside devroot NAME: your login shell from the root's\n"
     "/etc/passwd, else /bin/sh, run with -i (not as a login shell) when standard input\n"
     "is a terminal; with commands piped in, the shell just reads them (no prompts).\n"
-    "A devroot made from an OCI image runs the image's Entrypoint+Cmd instead, when it\n"
-    "has either, as 'docker run IMAGE' would.\n"
+    "A devroot made from an OCI image gets a shell too: 'run NAME' without CMD runs the\n"
+    "image's Entrypoint+Cmd (often a REPL). On a terminal, in userns mode, the shell owns\n"
+    "it (job control, ^Z), tty names it /dev/console, and the root has a /dev/pts of its own.\n"
     "\n" ENTER_OPTIONS_HELP IMAGE_HELP },
   { "run", CMD_RUN, true,
     "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"

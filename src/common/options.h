@@ -29,8 +29,9 @@ struct enter_opts
   struct env_opts env;
   char **binds;         /* --bind SRC:DST[:ro], in order; NULL-terminated, owned */
   unsigned timeout;     /* --timeout SECONDS; 0: none */
-  char **argv;          /* NULL: the image's Entrypoint+Cmd, else the user's shell from the
-                         * root's /etc/passwd */
+  char **argv;          /* NULL: run's image Entrypoint+Cmd (IMAGE_CMD), else the user's
+                         * shell from the root's /etc/passwd */
+  bool image_cmd;       /* run: with no ARGV, the image's Entrypoint+Cmd; enter: a shell */
   bool entrypoint;      /* run --entrypoint: ARGV are arguments to the image's Entrypoint */
   const struct meta_image *image; /* from an OCI image's config, or NULL */
 };

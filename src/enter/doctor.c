@@ -165,6 +165,12 @@ doctor_run (void)
   line ("mode auto uses", auto_mode != NULL ? auto_mode : "nothing: no mode works here");
   line ("/proc inside, mode chroot", "absent (no mounts without a user namespace)");
   line ("/proc inside, mode userns", "the job's own (a PID namespace per enter/run)");
+  line ("terminal inside, mode chroot",
+        "inherited only: no /dev/tty, /dev/pts nor /dev/ptmx (no device nodes without "
+        "privilege): script, tmux, ssh -t fail, tty says 'not a tty'");
+  line ("terminal inside, mode userns",
+        "yours as /dev/tty and /dev/console, owned by the job (job control); the root's own "
+        "/dev/pts and /dev/ptmx");
   line ("--bind", userns_err == 0 ? "works (mode userns)" : "unavailable: needs mode userns");
 
   struct store_paths p;

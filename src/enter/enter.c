@@ -18,9 +18,13 @@
  *      our last copy (hostfiles.c);
  *   8. start the job, the signals the supervisor waits for blocked first (supervise.c):
  *      chroot mode: become a child subreaper, fork; the child chroot(".")s;
- *      userns mode: clone a child into new user, mount and PID namespaces; it maps the
+ *      userns mode: clone a child into new user, mount and PID namespaces; on a terminal
+ *      that is ours, it takes a process group of its own and makes it the terminal's
+ *      foreground group (terminal.c: ours does not exist in its PID namespace, and a
+ *      shell needs one it can see for job control); it maps the
  *      caller's uid and gid to themselves, makes its mounts private, mounts a tmpfs /dev
- *      holding the host's null, zero, full, random, urandom and tty (mount_dev), a fresh
+ *      holding the host's null, zero, full, random, urandom and tty, a devpts of its own
+ *      and the user's terminal as console (mount_dev), a fresh
  *      /proc (pidns.c), the host's resolv.conf and hosts read-only (hostfiles.c) and
  *      every --bind (bind.c: all checked before anything is created) inside the root,
  *      chroot(".")s, drops its capabilities and, as PID 1, forks the command and reaps
@@ -35,15 +39,17 @@
  *      interactive shell its controlling terminal, hence job control and ^C (see
  *      confine.c); with --root, a second filter that makes the ids read 0 and
  *      chown/set*id succeed (rootemu.c); exec, searching PATH inside the root: the
- *      command given, else an OCI image's Entrypoint+Cmd (as `docker run IMAGE` would),
- *      else the user's shell;
+ *      command given, else for run an OCI image's Entrypoint+Cmd (as `docker run IMAGE`
+ *      would), else the user's shell (always for enter);
  *  10. the supervisor, which never entered the root nor any namespace (supervise.c):
- *      pass SIGINT, SIGTERM and SIGHUP on, enforce --timeout, wait; in chroot mode kill
+ *      pass SIGINT, SIGTERM and SIGHUP on, enforce --timeout, relay a stop of the command
+ *      to the caller's shell and resume it with us (terminal.c), wait; in chroot mode kill
  *      whatever the job left running (in userns mode the PID namespace died with its
- *      PID 1); remove a throwaway root; exit as the command did.
+ *      PID 1); take the terminal back; remove a throwaway root; exit as the command did.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -68,6 +74,7 @@
 #include "enter/rootemu.h"
 #include "enter/stepns.h"
 #include "enter/supervise.h"
+#include "enter/terminal.h"
 #include "enter/userns.h"
 
 #define DEFAULT_SHELL "/bin/sh"
@@ -90,14 +97,67 @@ mount_on_fd (const char *source, int fd, const char *type, unsigned long flags,
   return mount (source, target, type, flags, data);
 }
 
+/* Bind the host's device node HOST on a new file NODE in the tmpfs DEV; -1 with errno. */
+static int
+bind_host_node (int dev, const char *node, const char *host)
+{
+  int fd = openat (dev, node, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0)
+    return -1;
+  close (fd);
+  cleanup_fd int at = openat (dev, node, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (at < 0)
+    return -1;
+  return mount_on_fd (host, at, "none", MS_BIND, NULL);
+}
+
+/* DEV/pts: a devpts instance of the job's own (a user namespace with its own mount
+ * namespace may mount one), so that script, tmux, ssh -t and expect can make
+ * pseudo-terminals, and DEV/ptmx pointing into it, as on the host. Its ptys are the
+ * root's alone: the host's are not in it. ptmxmode=0666 as /dev/ptmx is; no gid=5 (the tty
+ * group is not mapped in the user namespace): a new pty's group is its opener's. */
+static void
+mount_devpts (const char *name, int dev)
+{
+  cleanup_fd int pts = -1;
+  if (mkdirat (dev, "pts", 0755) < 0
+      || (pts = openat (dev, "pts", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0
+      || mount_on_fd ("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC,
+                      "newinstance,ptmxmode=0666,mode=0620") < 0)
+    {
+      warn ("root '%s': no /dev/pts (no pseudo-terminals inside): %s", name, strerror (errno));
+      return;
+    }
+  if (symlinkat ("pts/ptmx", dev, "ptmx") < 0)
+    warn ("root '%s': no /dev/ptmx: %s", name, strerror (errno));
+}
+
+/* DEV/console: the terminal the user entered from, bound from the host (as podman and
+ * docker do with -t). Its host name, /dev/pts/N, is on the host's devpts, which the root
+ * does not see: without a name for it inside, `tty` says "not a tty" and programs that
+ * look for their terminal by name (ttyname) fail. /dev/tty, the controlling terminal, works
+ * either way. */
+static void
+mount_console (const char *name, int dev, const struct terminal *term)
+{
+  if (term->fd < 0)
+    return;
+  char host[PATH_MAX];
+  /* ttyname checks that the name is this very terminal; the bind then goes on that path. */
+  if (ttyname_r (term->fd, host, sizeof host) != 0)
+    return; /* a terminal with no name on the host: none inside either */
+  if (bind_host_node (dev, "console", host) < 0)
+    warn ("root '%s': no /dev/console for the terminal %s: %s", name, host, strerror (errno));
+}
+
 /* userns mode, before chroot: in the job's private mount namespace, a fresh tmpfs on the
  * root's dev/ directory (the root on disk is not touched) holding the host's null, zero,
- * full, random, urandom and tty (bind mounts), fd, stdin, stdout and stderr symlinks and
- * a shm/ directory. The working directory is the new root. A root without a dev/
- * directory gets nothing; a failure is one warning line, not fatal: the root is usable
- * without. */
+ * full, random, urandom and tty (bind mounts), fd, stdin, stdout and stderr symlinks, a
+ * shm/ directory, a devpts of its own on pts/ with ptmx, and the user's terminal as
+ * console. The working directory is the new root. A root without a dev/ directory gets
+ * nothing; a failure is one warning line, not fatal: the root is usable without. */
 static void
-mount_dev (const char *name)
+mount_dev (const char *name, const struct terminal *term)
 {
   cleanup_fd int at = open ("dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (at < 0)
@@ -119,17 +179,8 @@ mount_dev (const char *name)
       struct stat st;
       if (stat (host, &st) < 0 || !S_ISCHR (st.st_mode))
         continue;
-      int fd = openat (dev, dev_nodes[i], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                       0666);
-      if (fd >= 0)
-        {
-          close (fd);
-          fd = openat (dev, dev_nodes[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        }
-      if (fd < 0 || mount_on_fd (host, fd, "none", MS_BIND, NULL) < 0)
+      if (bind_host_node (dev, dev_nodes[i], host) < 0)
         warn ("root '%s': no /dev/%s: %s", name, dev_nodes[i], strerror (errno));
-      if (fd >= 0)
-        close (fd);
     }
   static const char *const links[][2] = {
     { "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
@@ -141,6 +192,8 @@ mount_dev (const char *name)
   /* mkdirat applies the umask: set the sticky, world-writable mode explicitly. */
   if (mkdirat (dev, "shm", 01777) < 0 || fchmodat (dev, "shm", 01777, 0) < 0)
     warn ("root '%s': no /dev/shm: %s", name, strerror (errno));
+  mount_devpts (name, dev);
+  mount_console (name, dev, term);
 }
 
 /* Where the kernel lets us chroot without a user namespace: as root, or with the patched
@@ -253,7 +306,7 @@ run_command (const char *name, const struct enter_opts *opts)
   char **argv = opts->argv;
   if (argv != NULL && opts->entrypoint)
     argv = image_command (image, opts->argv);
-  else if (argv == NULL)
+  else if (argv == NULL && opts->image_cmd)
     argv = image_command (image, image != NULL ? image->cmd : NULL);
   if (argv == NULL)
     argv = shell_argv;
@@ -307,6 +360,7 @@ struct userns_view
   size_t n_binds;
   uid_t uid; /* the caller's, read before the clone: inside they are unmapped until then */
   gid_t gid;
+  const struct terminal *term; /* the caller's terminal, for the job's PID 1 to take */
 };
 
 /* In the new namespaces, the working directory the root: the identity maps, private mounts,
@@ -322,7 +376,7 @@ build_userns_view (void *arg)
   if (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
     die_with_error ("cannot enter root '%s': cannot make the mounts private", v->name);
   bind_check_all (v->name, v->binds, v->n_binds);
-  mount_dev (v->name);
+  mount_dev (v->name, v->term);
   pidns_mount_proc (v->name);
   if (!v->opts->no_host_dns)
     hostfiles_bind (v->name);
@@ -334,7 +388,8 @@ build_userns_view (void *arg)
  * namespaces this process is outside the PID namespace, so the command is not killed
  * with it: the parent-death signal does that. */
 __attribute__((noreturn)) static void
-chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined)
+chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined,
+                 bool report_stops)
 {
   if (chroot (".") < 0)
     die_with_error ("cannot enter root '%s': chroot inside a user namespace", name);
@@ -351,7 +406,7 @@ chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined)
       supervise_restore_signals ();
       run_command (name, opts);
     }
-  pidns_init (command, STATUS_FD);
+  pidns_init (command, STATUS_FD, report_stops);
 }
 
 /* userns mode: the child is PID 1 of new user, mount and PID namespaces; it builds the
@@ -386,7 +441,10 @@ start_userns_job (struct userns_view *view, const struct stepns *step, const cha
     die_with_error ("cannot enter root '%s': dup2", name);
   become_job_child (STATUS_FD + 1);
   if (step == NULL)
-    build_userns_view (view);
+    {
+      terminal_take (view->term);
+      build_userns_view (view);
+    }
   else
     {
       int fd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -394,7 +452,7 @@ start_userns_job (struct userns_view *view, const struct stepns *step, const cha
         die_with_error ("cannot enter root '%s': cannot change directory to %s", name, root);
       close (fd);
     }
-  chroot_and_wait (name, view->opts, step != NULL);
+  chroot_and_wait (name, view->opts, step != NULL, step == NULL && view->term->fd >= 0);
 }
 
 void
@@ -432,6 +490,9 @@ enter_devroot (const struct cli *cli)
   root = store_existing_root (name, "enter");
   if (store_read_meta (name, &meta) && meta.image.digest != NULL)
     opts_image.image = &meta.image;
+  /* `enter` is the interactive shell inside, whatever the root was made from (an image's
+   * Cmd is often a REPL: python, node); `run NAME` with no command is `docker run IMAGE`. */
+  opts_image.image_cmd = cli->command == CMD_RUN;
   if (cli->command == CMD_RUN && opts->argv == NULL
       && (opts->image == NULL
           || strv_length (opts->image->entrypoint) + strv_length (opts->image->cmd) == 0))
@@ -447,13 +508,18 @@ enter_devroot (const struct cli *cli)
   close (rootfd);
 
   int status_read = -1;
+  struct terminal term;
+  terminal_probe (&term);
+  if (mode != ENTER_MODE_USERNS)
+    term.fd = -1; /* the job stays in our process group: it owns the terminal with us */
   struct userns_view view = { .name = name, .opts = opts, .binds = binds, .n_binds = n_binds,
-                              .uid = getuid (), .gid = getgid () };
+                              .uid = getuid (), .gid = getgid (), .term = &term };
   /* A Slurm step's tasks on a node share the root's namespaces (stepns.c). */
   struct stepns step;
   bool shared = false;
   if (mode == ENTER_MODE_USERNS && stepns_from_env (name, &step))
     {
+      term.fd = -1; /* a Slurm step's tasks: the keeper's view is not one task's terminal */
       shared = stepns_enter (&step, name, build_userns_view, &view);
       if (!shared)
         stepns_leave (&step);
@@ -465,14 +531,18 @@ enter_devroot (const struct cli *cli)
    * directories too). */
   if (chdir ("/") < 0)
     die_with_error ("cannot change directory to /");
+  if (status_read >= 0)
+    terminal_watch (&term, job, status_read);
   struct supervise_opts sopts = { .timeout = opts->timeout, .escalate = true,
-                                  .sweep = mode == ENTER_MODE_CHROOT };
+                                  .sweep = mode == ENTER_MODE_CHROOT,
+                                  .on_sigio = terminal_on_sigio, .sigio_arg = &term };
   struct job_end end;
   supervise (job, &sopts, &end);
-  int command_status;
-  if (status_read >= 0
-      && read (status_read, &command_status, sizeof command_status) == sizeof command_status)
-    end.status = command_status; /* else PID 1's own: 125 from a failed setup, or killed */
+  if (status_read >= 0)
+    terminal_on_sigio (&term); /* what PID 1 wrote last, SIGIO or not */
+  if (term.have_end)
+    end.status = term.end_status; /* else PID 1's own: 125 from a failed setup, or killed */
+  terminal_restore (&term);
   if (shared)
     stepns_leave (&step);
   if (cli->ephemeral)

@@ -7,7 +7,9 @@
  * If the child is still there SUPERVISE_KILL_GRACE_SECONDS later, it gets SIGKILL. When
  * the child is gone, a sweeping supervisor (chroot mode: no PID namespace to take the
  * job's other processes with it) kills every process reparented to it, repeatedly, until
- * it has no child left. */
+ * it has no child left. SIGIO is taken the same way and handed to the caller's on_sigio
+ * (terminal.c: PID 1 wrote on its status pipe); a child's stops are reported on a pipe
+ * when asked (PID 1, for the supervisor outside to relay them). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +37,7 @@ waited_signals (sigset_t *set)
   sigaddset (set, SIGINT);
   sigaddset (set, SIGTERM);
   sigaddset (set, SIGHUP);
+  sigaddset (set, SIGIO); /* terminal.c's watch on PID 1's status pipe */
 }
 
 void
@@ -115,12 +118,18 @@ sweep_orphans (void)
 }
 
 static void
-reap (pid_t child, bool *done, int *status)
+reap (pid_t child, const struct supervise_opts *opts, bool *done, int *status)
 {
   int st;
   pid_t pid;
-  while ((pid = waitpid (-1, &st, WNOHANG)) > 0)
-    if (pid == child)
+  int flags = WNOHANG | (opts->report_stops ? WUNTRACED : 0);
+  while ((pid = waitpid (-1, &st, flags)) > 0)
+    if (pid == child && WIFSTOPPED (st))
+      {
+        if (write_all (opts->stops_fd, &st, sizeof st) < 0)
+          warn ("cannot report that the command stopped: %s", strerror (errno));
+      }
+    else if (pid == child)
       {
         *done = true;
         *status = st;
@@ -157,7 +166,12 @@ supervise (pid_t child, const struct supervise_opts *opts, struct job_end *end)
         sig = sigwaitinfo (&set, &si);
 
       if (sig == SIGCHLD)
-        reap (child, &done, &end->status);
+        reap (child, opts, &done, &end->status);
+      else if (sig == SIGIO)
+        {
+          if (opts->on_sigio != NULL)
+            opts->on_sigio (opts->sigio_arg);
+        }
       else if (sig > 0)
         {
           /* Sent by the kernel (a terminal's ^C, ^\ or hangup): the foreground process

@@ -17,6 +17,10 @@ struct supervise_opts
   unsigned timeout; /* seconds before SIGTERM to the child; 0: none */
   bool escalate;    /* SIGKILL the child SUPERVISE_KILL_GRACE_SECONDS after a cancellation */
   bool sweep;       /* a child subreaper: kill every orphan left once the child is gone */
+  bool report_stops; /* write the child's wait status to STOPS_FD each time it stops */
+  int stops_fd;
+  void (*on_sigio) (void *); /* called with SIGIO_ARG when SIGIO arrives */
+  void *sigio_arg;
 };
 
 struct job_end
@@ -26,7 +30,7 @@ struct job_end
   bool timed_out;    /* --timeout expired */
 };
 
-/* Block SIGCHLD and the cancellation signals (SIGINT, SIGTERM, SIGHUP) so that none is
+/* Block SIGCHLD, SIGIO and the cancellation signals (SIGINT, SIGTERM, SIGHUP) so that none is
  * lost between a fork and supervise(); call before forking the child. */
 void supervise_block_signals (void);
 /* In a forked child: the signal mask the process had before supervise_block_signals(). */

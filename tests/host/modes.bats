@@ -106,3 +106,10 @@ edr_run_mode() {
 	assert_output --partial userns
 	assert_output --regexp '[Aa]uto'
 }
+
+@test "doctor: says what a terminal gets inside in each mode (no /dev/pts in chroot mode)" {
+	edr_run doctor
+	assert_status 0
+	assert_line --regexp '^terminal inside, mode chroot +.*no /dev/tty, /dev/pts nor /dev/ptmx'
+	assert_line --regexp '^terminal inside, mode userns +.*/dev/console.*/dev/pts'
+}

@@ -81,12 +81,13 @@ config_image() {
 	assert_output "entry ep three"
 }
 
-@test "enter NAME runs the image's Entrypoint+Cmd" {
+@test "enter NAME gives the user's shell, not the image's Entrypoint+Cmd (a REPL in many images)" {
 	config_image "$T/img" >/dev/null
 	edr create c --from "oci:$T/img:c" --quiet
-	edr_run enter c < /dev/null
-	assert_status 0
-	assert_output "entry ep one two"
+	edr_run enter c <<< 'echo "in-shell $FOO"; exit 3'
+	assert_status 3
+	assert_output --partial "in-shell from image"
+	refute_output --partial "entry ep"
 }
 
 @test "run -- CMD sees the image's Env under ours, and starts in its WorkingDir" {
