@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,29 +115,71 @@ set_times (int dirfd, const char *name, const struct stat *st)
   return utimensat (dirfd, name, t, AT_SYMLINK_NOFOLLOW);
 }
 
+/* A non-directory linked more than once (a file, a symlink or a FIFO): 1 once linked to
+ * the copy of its first path (-1 with errno if that fails), 0 when this is the first,
+ * remembered for the next ones. */
 static int
-clone_file (struct cloner *c, int src, int dst, const char *name, const struct stat *st,
-            const char *rel)
+link_earlier (struct cloner *c, int dst, const char *name, const struct stat *st,
+              const char *rel)
 {
-  if (st->st_nlink > 1)
+  if (st->st_nlink < 2)
+    return 0;
+  for (size_t i = 0; i < c->n_links; i++)
+    if (c->links[i].dev == st->st_dev && c->links[i].ino == st->st_ino)
+      return linkat (c->dst_root, c->links[i].path, dst, name, 0) < 0 ? -1 : 1;
+  if (c->n_links == c->cap_links)
     {
-      for (size_t i = 0; i < c->n_links; i++)
-        if (c->links[i].dev == st->st_dev && c->links[i].ino == st->st_ino)
-          return linkat (c->dst_root, c->links[i].path, dst, name, 0);
-      if (c->n_links == c->cap_links)
-        {
-          c->cap_links = c->cap_links ? 2 * c->cap_links : 16;
-          c->links = xrealloc (c->links, c->cap_links * sizeof *c->links);
-        }
-      c->links[c->n_links++] = (struct hardlink) { st->st_dev, st->st_ino, xstrdup (rel) };
+      c->cap_links = c->cap_links ? 2 * c->cap_links : 16;
+      c->links = xrealloc (c->links, c->cap_links * sizeof *c->links);
     }
+  c->links[c->n_links++] = (struct hardlink) { st->st_dev, st->st_ino, xstrdup (rel) };
+  return 0;
+}
+
+/* Copy the extended attributes the extractor restores (user.* and security.capability,
+ * extract.c) from IN to OUT, fd to fd. After the data: a write clears a capability. A
+ * capability the kernel refuses here (a plain user) fails the clone, which then unpacks. */
+static int
+copy_xattrs (int in, int out)
+{
+  static char names[XATTR_LIST_MAX];
+  ssize_t len = flistxattr (in, names, sizeof names);
+  if (len < 0)
+    return errno == EOPNOTSUPP ? 0 : -1;
+  for (const char *n = names; n < names + len; n += strlen (n) + 1)
+    {
+      if (!str_has_prefix (n, "user.") && strcmp (n, "security.capability") != 0)
+        continue;
+      static char value[XATTR_SIZE_MAX];
+      ssize_t size = fgetxattr (in, n, value, sizeof value);
+      if (size < 0 || fsetxattr (out, n, value, (size_t) size, 0) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* A FIFO: made again (mkfifoat needs no privilege); mode and times through an fd (a read
+ * open with O_NONBLOCK never waits for a writer). */
+static int
+clone_fifo (int dst, const char *name, const struct stat *st)
+{
+  if (mkfifoat (dst, name, 0600) < 0)
+    return -1;
+  cleanup_fd int out = openat (dst, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  struct timespec t[2] = { st->st_atim, st->st_mtim };
+  return out < 0 || fchmod (out, st->st_mode & 01777) < 0 || futimens (out, t) < 0 ? -1 : 0;
+}
+
+static int
+clone_file (struct cloner *c, int src, int dst, const char *name, const struct stat *st)
+{
   cleanup_fd int in = openat (src, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (in < 0)
     return -1;
   cleanup_fd int out = openat (dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                                0600);
   if (out < 0 || copy_data (c, in, out, st->st_size) < 0
-      || fchmod (out, st->st_mode & 01777) < 0)
+      || fchmod (out, st->st_mode & 01777) < 0 || copy_xattrs (in, out) < 0)
     return -1;
   struct timespec t[2] = { st->st_atim, st->st_mtim };
   if (futimens (out, t) < 0)
@@ -186,11 +229,16 @@ clone_dir (struct cloner *c, int src, int dst, const char *rel, int depth)
           cleanup_fd int s = openat (src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
           cleanup_fd int t = openat (dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
           if (s < 0 || t < 0 || clone_dir (c, s, t, path, depth + 1) < 0
-              || fchmod (t, st.st_mode & 01777) < 0 || set_times (dst, name, &st) < 0)
+              || copy_xattrs (s, t) < 0 || fchmod (t, st.st_mode & 01777) < 0
+              || set_times (dst, name, &st) < 0)
             r = -1;
         }
+      else if ((r = link_earlier (c, dst, name, &st, path)) != 0)
+        r = r < 0 ? -1 : 0;
       else if (S_ISREG (st.st_mode))
-        r = clone_file (c, src, dst, name, &st, path);
+        r = clone_file (c, src, dst, name, &st);
+      else if (S_ISFIFO (st.st_mode))
+        r = clone_fifo (dst, name, &st);
       else if (S_ISLNK (st.st_mode))
         {
           char target[PATH_MAX];
@@ -205,7 +253,7 @@ clone_dir (struct cloner *c, int src, int dst, const char *rel, int depth)
         }
       else
         {
-          /* Nothing else is ever unpacked (devices, FIFOs and sockets are skipped): the
+          /* Nothing else is ever unpacked (devices and sockets are skipped): the
            * copy was tampered with; do not make a root that differs from the archive. */
           errno = EINVAL;
           r = -1;

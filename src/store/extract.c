@@ -13,13 +13,24 @@
  *
  * Rules: member names are normalised by archive_path_normalize (leading '/' stripped like
  * bsdtar, ".." refused); symlinks are created as they are and never followed; hardlinks may
- * only name a regular file already unpacked (the directory is private and new, so anything
- * in it came from this archive); device nodes, FIFOs and sockets are skipped (an
- * unprivileged user cannot create devices) with one summary warning; setuid and setgid bits
- * are dropped, sticky kept; ownership is never restored; file times are. Directories are
- * created 0700 and get their own modes and times at the end, deepest first, reopened with
- * the same no-symlink walk (a read-only directory cannot block its children, and a
- * directory later replaced by a symlink cannot redirect the fixup: CVE-2021-31566).
+ * only name a regular file, symlink or FIFO already unpacked (the directory is private and
+ * new, so anything in it came from this archive; linkat without AT_SYMLINK_FOLLOW links a
+ * symlink itself, as GNU ln does); FIFOs are created; device nodes and sockets are skipped
+ * (an unprivileged user cannot create devices, and a socket file means nothing without the
+ * program listening on it), and so are hard links to them, with one summary warning; setuid
+ * and setgid bits are dropped, sticky kept; ownership is never restored; file times are.
+ * Directories are created 0700 and get their own modes and times at the end, deepest
+ * first, reopened with the same no-symlink walk (a read-only directory cannot block its
+ * children, and a directory later replaced by a symlink cannot redirect the fixup:
+ * CVE-2021-31566); a directory listed more than once (in two layers, or twice in one tar)
+ * gets one fixup, the last entry's: a second fixup could not reopen a directory the first
+ * made unreadable.
+ * Extended attributes (restore_xattrs): user.* are set, and security.capability where the
+ * kernel takes it (root in a user namespace, where it becomes a namespaced v3 capability
+ * that means nothing outside that namespace; a plain user gets EPERM); every other name
+ * (trusted.*, other security.*, system.*, user.overlay.*) is dropped. They are set with
+ * fsetxattr on the fd the entry was created or reopened through, never by path; what was
+ * dropped is said in one warning per create.
  *
  * OCI image layers (extract_begin + extract_layer, one call per layer, in order) go into the
  * same directory with the same rules, plus the image-spec's whiteouts (layer.md):
@@ -61,6 +72,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "common/roots.h"
@@ -79,6 +91,11 @@
 #define WHITEOUT_PREFIX ".wh."
 #define WHITEOUT_META_PREFIX ".wh..wh."
 #define WHITEOUT_OPAQUE ".wh..wh..opq"
+#define XATTR_USER_PREFIX "user."
+/* overlayfs obeys these on a userxattr mount (redirects, opaque dirs): an image's own
+ * would steer any unprivileged overlay stacked on the root. */
+#define XATTR_OVERLAY_PREFIX "user.overlay."
+#define XATTR_CAPABILITY "security.capability"
 
 int
 archive_path_normalize (const char *in, char **out, bool *was_absolute, const char **why)
@@ -288,6 +305,22 @@ decoder_finish (struct decoder *d, const char **why)
   return r;
 }
 
+/* Extended attributes not restored, for the one warning extract_finish gives. */
+enum xattr_drop_kind
+{
+  DROP_NEVER,      /* not user.* or security.capability: never restored */
+  DROP_CAPABILITY, /* security.capability the kernel refused (a plain user) */
+  DROP_USER,       /* user.* the kernel or the filesystem refused */
+  N_DROP_KINDS,
+};
+
+struct xattr_drops
+{
+  unsigned long count[N_DROP_KINDS];
+  char *example[N_DROP_KINDS]; /* the first one: "NAME on 'ENTRY'" */
+  int error[N_DROP_KINDS];     /* its errno (0 for DROP_NEVER) */
+};
+
 struct extractor
 {
   int rootfd;
@@ -300,6 +333,8 @@ struct extractor
   bool layer;              /* an OCI layer: whiteouts apply (extract_layer) */
   struct path_set upper;   /* what the current layer created */
   int entry_fd;            /* extract_entry_fd: the current entry's data; else -1 */
+  struct path_set skipped; /* device nodes and sockets not created: their hard links follow */
+  struct xattr_drops drops;
   /* reading */
   int fd;
   uint64_t remaining;      /* bytes the source may still give */
@@ -638,6 +673,84 @@ entry_times (struct archive_entry *e, struct timespec times[2])
     }
 }
 
+static void
+drop_xattr (struct extractor *x, enum xattr_drop_kind kind, const char *name, const char *entry,
+            int error)
+{
+  struct xattr_drops *d = &x->drops;
+  if (d->count[kind]++ == 0)
+    {
+      d->example[kind] = xasprintf ("%s on '%s'", name, entry);
+      d->error[kind] = error;
+    }
+}
+
+/* Set E's extended attributes on FD, the file or directory the entry was created or
+ * reopened as (fsetxattr: never a path, so nothing is followed); FD -1 for an entry that
+ * cannot carry them (a symlink: the kernel refuses user.* there). The rules are at the top
+ * of this file. Call it after the data is written: a write clears security.capability. */
+static void
+restore_xattrs (struct extractor *x, struct archive_entry *e, const char *entry, int fd)
+{
+  const char *name;
+  const void *value;
+  size_t size;
+  archive_entry_xattr_reset (e);
+  while (archive_entry_xattr_next (e, &name, &value, &size) == ARCHIVE_OK)
+    {
+      bool capability = strcmp (name, XATTR_CAPABILITY) == 0;
+      if (!capability && (!str_has_prefix (name, XATTR_USER_PREFIX)
+                          || str_has_prefix (name, XATTR_OVERLAY_PREFIX)))
+        {
+          drop_xattr (x, DROP_NEVER, name, entry, 0);
+          continue;
+        }
+      enum xattr_drop_kind kind = capability ? DROP_CAPABILITY : DROP_USER;
+      if (fd < 0)
+        drop_xattr (x, kind, name, entry, EPERM);
+      else if (fsetxattr (fd, name, value, size, 0) < 0)
+        drop_xattr (x, kind, name, entry, errno);
+    }
+}
+
+/* The one warning for every extended attribute a create dropped, by kind, each with its
+ * first instance and reason. */
+static void
+warn_xattr_drops (struct extractor *x)
+{
+  static const char *const why[N_DROP_KINDS] = {
+    [DROP_NEVER] = "only user.* (not user.overlay.*) and security.capability are restored",
+    [DROP_CAPABILITY] = "a file capability is set only by root in a user namespace, where "
+                        "the kernel confines it to that namespace",
+    [DROP_USER] = "user.* attributes go on regular files and directories only, on a "
+                  "filesystem that supports them",
+  };
+  struct xattr_drops *d = &x->drops;
+  struct strbuf sb = { 0 };
+  for (int k = 0; k < N_DROP_KINDS; k++)
+    {
+      if (d->count[k] == 0)
+        continue;
+      cleanup_free char *part = d->error[k] != 0
+        ? xasprintf ("%s%lu (first %s: %s; %s)", sb.len > 0 ? "; " : "", d->count[k],
+                     d->example[k], strerror (d->error[k]), why[k])
+        : xasprintf ("%s%lu (first %s; %s)", sb.len > 0 ? "; " : "", d->count[k],
+                     d->example[k], why[k]);
+      strbuf_append (&sb, part);
+    }
+  if (sb.len > 0)
+    warn ("%s: dropped extended attribute(s): %s", x->desc, sb.str);
+  free (sb.str);
+}
+
+static void
+xattr_drops_clear (struct xattr_drops *d)
+{
+  for (int k = 0; k < N_DROP_KINDS; k++)
+    free (d->example[k]);
+  *d = (struct xattr_drops) { 0 };
+}
+
 const char *
 archive_why (struct archive *a)
 {
@@ -773,6 +886,31 @@ extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e
     (void) sync_file_range (fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   if (fchmod (fd, archive_entry_perm (e) & MODE_KEPT_BITS) < 0)
     die_with_error ("%s: cannot set the mode of entry '%s'", x->desc, entry);
+  restore_xattrs (x, e, entry, fd);
+  struct timespec times[2];
+  entry_times (e, times);
+  if (futimens (fd, times) < 0)
+    die_with_error ("%s: cannot set the times of entry '%s'", x->desc, entry);
+}
+
+/* A FIFO: mkfifoat needs no privilege. Its mode, attributes and times go through an fd
+ * (opening a FIFO for reading with O_NONBLOCK never waits for a writer), checked to be
+ * the FIFO just made. */
+static void
+extract_fifo (struct extractor *x, struct archive_entry *e, const char *entry,
+              const char *rel, int dfd, const char *leaf)
+{
+  clear_for_non_directory (x, entry, rel, dfd, leaf);
+  if (mkfifoat (dfd, leaf, 0600) < 0)
+    refuse (x, entry, "cannot create FIFO: %s", strerror (errno));
+  cleanup_fd int fd = openat (dfd, leaf, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISFIFO (st.st_mode))
+    refuse (x, entry, "cannot reopen the FIFO just created: %s",
+            fd < 0 ? strerror (errno) : "it is not one");
+  if (fchmod (fd, archive_entry_perm (e) & MODE_KEPT_BITS) < 0)
+    die_with_error ("%s: cannot set the mode of entry '%s'", x->desc, entry);
+  restore_xattrs (x, e, entry, fd);
   struct timespec times[2];
   entry_times (e, times);
   if (futimens (fd, times) < 0)
@@ -789,6 +927,7 @@ extract_symlink (struct extractor *x, struct archive_entry *e, const char *entry
   clear_for_non_directory (x, entry, rel, dfd, leaf);
   if (symlinkat (target, dfd, leaf) < 0)
     refuse (x, entry, "cannot create symlink: %s", strerror (errno));
+  restore_xattrs (x, e, entry, -1);
   struct timespec times[2];
   entry_times (e, times);
   /* Best effort: some filesystems cannot time a symlink. */
@@ -822,11 +961,20 @@ extract_hardlink (struct extractor *x, const char *entry, const char *rel, int d
   cleanup_fd int tdfd = open_parent (x->rootfd, &x->cache, target, false, &tcopy, &tleaf, &bad);
   struct stat st;
   if (tdfd < 0 || fstatat (tdfd, tleaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    refuse (x, entry, "hardlink target '%s' is not an earlier entry of the archive", raw_target);
-  if (!S_ISREG (st.st_mode))
-    refuse (x, entry, "hardlink target '%s' is not a regular file", raw_target);
+    {
+      if (path_set_has (&x->skipped, target))
+        {
+          /* A link to a device node or socket that was skipped: skipped with it. */
+          x->result->skipped_special++;
+          return;
+        }
+      refuse (x, entry, "hardlink target '%s' is not an earlier entry of the archive", raw_target);
+    }
+  if (!S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode) && !S_ISFIFO (st.st_mode))
+    refuse (x, entry, "hardlink target '%s' is not a regular file, symlink or FIFO", raw_target);
 
   clear_for_non_directory (x, entry, rel, dfd, leaf);
+  /* No AT_SYMLINK_FOLLOW: a link to a symlink is to the symlink itself. */
   if (linkat (tdfd, tleaf, dfd, leaf, 0) < 0)
     refuse (x, entry, "cannot create hardlink: %s", strerror (errno));
 }
@@ -872,6 +1020,14 @@ extract_directory (struct extractor *x, struct archive_entry *e, const char *ent
   if (mkdirat (dfd, leaf, DIR_CREATE_MODE) < 0 && errno != EEXIST)
     refuse (x, entry, "cannot create directory: %s", strerror (errno));
   add_fixup (x, rel, e);
+  if (archive_entry_xattr_count (e) > 0)
+    {
+      /* Still 0700 and ours until the fixups; O_NOFOLLOW: the directory just made or kept. */
+      cleanup_fd int fd = openat (dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        refuse (x, entry, "cannot reopen directory: %s", strerror (errno));
+      restore_xattrs (x, e, entry, fd);
+    }
 }
 
 /* Opaque directory DFD (REL): remove every entry no file of the current layer created,
@@ -1005,11 +1161,13 @@ extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
       return;
     }
 
-  if (hardlink == NULL && type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
+  if (hardlink == NULL && type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK
+      && type != AE_IFIFO)
     {
-      /* Character and block devices, FIFOs, sockets: nothing an unprivileged user can (or
-       * should) create; counted and reported once. */
+      /* Character and block devices, sockets: nothing an unprivileged user can (or should)
+       * create; counted and reported once, and remembered for the hard links to them. */
       x->result->skipped_special++;
+      path_set_add (&x->skipped, rel);
       return;
     }
 
@@ -1023,6 +1181,8 @@ extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
     extract_regular (x, a, e, entry, rel, dfd, leaf);
   else if (type == AE_IFLNK)
     extract_symlink (x, e, entry, rel, dfd, leaf);
+  else if (type == AE_IFIFO)
+    extract_fifo (x, e, entry, rel, dfd, leaf);
   else
     extract_directory (x, e, entry, rel, dfd, leaf);
 
@@ -1131,8 +1291,9 @@ static void
 warn_skipped (struct extractor *x, unsigned long special, unsigned long self_links)
 {
   if (special > 0)
-    warn ("%s: skipped %lu device node(s), FIFO(s) or socket(s): they cannot be created "
-          "unprivileged", x->desc, special);
+    warn ("%s: skipped %lu device node(s) or socket(s), or hard link(s) to them: an "
+          "unprivileged user cannot create a device node, and a socket is made by the "
+          "program that listens on it", x->desc, special);
   if (self_links > 0)
     warn ("%s: skipped %lu duplicate member(s) stored as a hard link to itself (a path "
           "listed twice to tar): the earlier copy is kept", x->desc, self_links);
@@ -1170,12 +1331,16 @@ extract_layer (struct extractor *x, struct source *src)
                 x->result->skipped_self_links - self_links_before);
 }
 
+/* Deepest first; a path's fixups together, in the order of their entries. */
 static int
 compare_fixups (const void *pa, const void *pb)
 {
   const struct dir_fixup *a = pa, *b = pb;
   if (a->depth != b->depth)
     return a->depth > b->depth ? -1 : 1;
+  int c = strcmp (a->path, b->path);
+  if (c != 0)
+    return c;
   return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
@@ -1212,8 +1377,15 @@ extract_finish (struct extractor *x)
   if (x->n_fixups > 0)
     qsort (x->fixups, x->n_fixups, sizeof *x->fixups, compare_fixups);
   for (size_t i = 0; i < x->n_fixups; i++)
-    if (x->fixups[i].path[0] != '\0' && !x->fixups[i].removed)
-      apply_fixup (x, &x->fixups[i]);
+    {
+      const struct dir_fixup *f = &x->fixups[i];
+      /* Only the last entry of a path: the directory as the tar (or the top layer) left
+       * it. Applied twice, the first could make it unreadable to the second's reopen. */
+      bool superseded = i + 1 < x->n_fixups && strcmp (x->fixups[i + 1].path, f->path) == 0;
+      if (f->path[0] != '\0' && !f->removed && !superseded)
+        apply_fixup (x, f);
+    }
+  warn_xattr_drops (x);
 }
 
 void
@@ -1236,5 +1408,7 @@ extract_finish_root (struct extractor *x)
   free (x->cache.path);
   sha256_free (&x->hash); /* after sha256_final, a no-op; after a die(), the context */
   path_set_clear (&x->upper);
+  path_set_clear (&x->skipped);
+  xattr_drops_clear (&x->drops);
   free (x);
 }

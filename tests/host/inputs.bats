@@ -46,15 +46,14 @@ odd_tree() {
 	plant_sentinels
 	edr_run create dev --from "$W/tree"
 	assert_status 0
-	assert_equal "${#stderr_lines[@]}" 1
-	[[ ${stderr_lines[0]} == *"skipped 1 device node(s), FIFO(s) or socket(s)"* ]] || fail "$(last_run)"
+	assert_equal "${#stderr_lines[@]}" 0 || fail "$(last_run)"
 	local r
 	r=$(root_of dev)
 	assert_equal "$(cat "$r/bin/tool")" data
 	assert_equal "$(stat -c %i "$r/bin/tool")" "$(stat -c %i "$r/bin/tool-link")"
 	assert_equal "$(stat -c %a "$r/bin/suid")" 755
 	assert_equal "$(readlink "$r/etc/to-outside")" "$OUT/file"
-	[[ ! -e $r/fifo ]] || fail "the FIFO was copied"
+	[[ -p $r/fifo ]] || fail "the FIFO was not copied as one"
 	assert_equal "$(stat -c %a "$r/ro")" 555
 	# A copy: writing in the root leaves the tree alone, and nothing outside changed.
 	echo changed > "$r/bin/tool"

@@ -18,6 +18,8 @@ usage: mktar.py [--gnu|--zip] OUT ENTRY...
   c NAME / b NAME   character / block device (1,3 / 8,0)
   m MODE            octal mode for the next entry (default 0755 dirs, 0644 others)
   o UID             owner uid (and gid) for the following entries
+  X NAME HEX        extended attribute NAME (value in hex) on the next entry, as GNU
+                    tar --xattrs writes it (SCHILY.xattr.NAME); repeatable
 """
 import io
 import sys
@@ -35,7 +37,7 @@ def main(argv):
         write_zip(argv[2], argv[3:])
         return
     out, args = argv[1], argv[2:]
-    mode, owner = None, 0
+    mode, owner, xattrs = None, 0, {}
     with tarfile.open(out, "w", format=fmt) as tar:
         i = 0
         while i < len(args):
@@ -47,6 +49,12 @@ def main(argv):
             if kind == "o":
                 owner = int(args[i + 1])
                 i += 2
+                continue
+            if kind == "X":
+                # tarfile writes a value that is not UTF-8 byte for byte (hdrcharset=BINARY).
+                xattrs["SCHILY.xattr." + args[i + 1]] = bytes.fromhex(
+                    args[i + 2]).decode("utf-8", "surrogateescape")
+                i += 3
                 continue
             nargs = {"d": 1, "f": 2, "l": 2, "L": 2, "h": 2, "H": 3,
                      "p": 1, "c": 1, "b": 1}[kind]
@@ -85,6 +93,9 @@ def main(argv):
             info.mode = mode if mode is not None else (
                 0o755 if kind == "d" else 0o644)
             mode = None
+            if xattrs:
+                info.pax_headers = {**info.pax_headers, **xattrs}
+                xattrs = {}
             if data is not None:
                 info.size = len(data)
                 # addfile() only copies data for the size in the header, which

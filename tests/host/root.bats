@@ -312,10 +312,11 @@ teardown_reflink() {
 	edr_run create w --from "$W/r.tar.zst" --sha256 "${hex//?/0}"
 	assert_edr_error 125 "r.tar.zst"
 	[[ ! -e $(root_of w) ]] || fail "a root from a mismatching archive"
-	# A copy tampered with (a FIFO where a directory was): the clone stops half-way,
-	# says so in one line, and the create unpacks instead.
+	# A copy tampered with (a socket, which no create makes, where a directory was): the
+	# clone stops half-way, says so in one line, and the create unpacks instead.
 	rm -rf "$XDG_CACHE_HOME/enter-devroot/unpacked/$hex/root/usr"
-	mkfifo "$XDG_CACHE_HOME/enter-devroot/unpacked/$hex/root/usr"
+	(cd "$XDG_CACHE_HOME/enter-devroot/unpacked/$hex/root" &&
+		python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("usr")')
 	edr_run create b --from "$W/r.tar.zst"
 	assert_status 0
 	[[ ${#stderr_lines[@]} -eq 1 && ${stderr_lines[0]} == *"cannot clone the unpacked copy"*"unpacking instead"* ]] ||
@@ -327,6 +328,35 @@ teardown_reflink() {
 	assert_status 0
 	assert_equal "$stderr" ""
 	diff <(tree_listing "$(root_of a)") <(tree_listing "$(root_of c)") || fail "c differs from a"
+}
+
+@test "reflink: a clone keeps FIFOs, hard links to symlinks and FIFOs, and extended attributes" {
+	reflink_fs
+	# A v2 file capability (cap_net_raw, as ping's): root sets it, a clone keeps it.
+	mktar "$W/t.tar" d usr l usr/py3 python3.11 h usr/python3 usr/py3 \
+		m 0640 p fifo h fifo2 fifo X user.mime 6f6b f file data X user.dir 6f6b d dir \
+		X security.capability 0100000200200000000000000000000000000000 m 0755 f ping elf
+	edr_run create a --from "$W/t.tar"
+	assert_status 0
+	assert_equal "$stderr" ""
+	run "$EDR_BIN" cache list
+	assert_output --partial "unpacked copy of $W/t.tar"
+	edr_run create b --from "$W/t.tar"
+	assert_status 0
+	assert_equal "$stderr" ""
+	local r
+	r=$(root_of b)
+	diff <(tree_listing "$(root_of a)") <(tree_listing "$r") || fail "b differs from a"
+	[[ -p $r/fifo ]] || fail "no FIFO in the clone"
+	assert_equal "$(stat -c %i "$r/fifo2")" "$(stat -c %i "$r/fifo")"
+	assert_equal "$(stat -c %i "$r/usr/python3")" "$(stat -c %i "$r/usr/py3")"
+	local f
+	for f in file dir ping; do
+		assert_equal "$(python3 -c 'import os,sys; print(sorted((n, os.getxattr(sys.argv[1], n).hex()) for n in os.listxattr(sys.argv[1])))' "$r/$f")" \
+			"$(python3 -c 'import os,sys; print(sorted((n, os.getxattr(sys.argv[1], n).hex()) for n in os.listxattr(sys.argv[1])))' "$(root_of a)/$f")"
+	done
+	run python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], "security.capability").hex())' "$r/ping"
+	assert_output 0100000200200000000000000000000000000000
 }
 
 @test "export: the host's resolv.conf copied in by chroot mode is exported empty; one the user edited is kept" {
