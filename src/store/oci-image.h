@@ -63,7 +63,8 @@ enum oci_document_kind oci_document_kind (const char *text, size_t len, const ch
 /* The entry of index TEXT to use: the one whose annotation org.opencontainers.image.ref.name
  * is TAG when TAG is not NULL (an OCI layout's index.json), else the one for PLATFORM (a
  * single entry without a platform is taken as it is). die()s naming WHAT and the platform
- * when none matches. */
+ * when none matches, and without TAG when the entries carry several different tags (a
+ * layout of several images: the message lists them). */
 void oci_index_select (const char *text, size_t len, const char *what, const char *tag,
                        const struct oci_platform *platform, struct oci_descriptor *out);
 

@@ -191,6 +191,82 @@ config_image() {
 	[[ $(stat -c %i "$r/orig") == $(stat -c %i "$r/link") ]]
 }
 
+@test "a directory its owner cannot read, in two layers, gets the top layer's mode" {
+	# 0311 = 201, 0111 = 73, 0555 = 365: what a later change inside such a directory makes.
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "d", "layers": [$BASE_LAYER,
+	 {"entries": [{"path": "srv", "type": "dir"},
+	              {"path": "srv/wx", "type": "dir", "mode": 201}, {"path": "srv/wx/a", "data": "a"},
+	              {"path": "srv/none", "type": "dir", "mode": 0},
+	              {"path": "srv/x", "type": "dir", "mode": 73},
+	              {"path": "srv/last", "type": "dir", "mode": 448}]},
+	 {"compression": "gzip", "entries": [
+	              {"path": "srv/wx", "type": "dir", "mode": 201}, {"path": "srv/wx/b", "data": "b"},
+	              {"path": "srv/none", "type": "dir", "mode": 0},
+	              {"path": "srv/x", "type": "dir", "mode": 73},
+	              {"path": "srv/last", "type": "dir", "mode": 365}]}]}
+	EOF
+	edr_run create d --from "oci:$T/img:d" --quiet
+	assert_status 0
+	r=$(root_of d)
+	assert_equal "$(stat -c %a "$r/srv/wx") $(stat -c %a "$r/srv/none") $(stat -c %a "$r/srv/x")" "311 0 111"
+	assert_equal "$(stat -c %a "$r/srv/last")" 555
+	chmod 700 "$r/srv/wx"
+	assert_equal "$(cat "$r/srv/wx/a")$(cat "$r/srv/wx/b")" ab
+}
+
+@test "hard links to a symlink and to a FIFO are made; one to a device node is skipped with it" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "l", "layers": [$BASE_LAYER,
+	 {"entries": [{"path": "usr/py3", "type": "symlink", "target": "python3.11"},
+	              {"path": "run", "type": "dir"}, {"path": "run/fifo", "type": "fifo", "mode": 416},
+	              {"path": "dev/null2", "type": "chardev"}]},
+	 {"entries": [{"path": "usr/python3", "type": "hardlink", "target": "usr/py3"},
+	              {"path": "run/fifo2", "type": "hardlink", "target": "run/fifo"},
+	              {"path": "dev/null3", "type": "hardlink", "target": "dev/null2"}]}]}
+	EOF
+	edr_run create l --from "oci:$T/img:l" --quiet
+	assert_status 0
+	r=$(root_of l)
+	[[ -L $r/usr/python3 && $(stat -c %i "$r/usr/python3") == $(stat -c %i "$r/usr/py3") ]] ||
+		fail "usr/python3 is not the symlink: $(ls -li "$r/usr")"
+	[[ -p $r/run/fifo2 && $(stat -c %i "$r/run/fifo2") == $(stat -c %i "$r/run/fifo") ]] ||
+		fail "run/fifo2 is not the FIFO: $(ls -li "$r/run")"
+	assert_equal "$(stat -c %a "$r/run/fifo")" 640
+	[[ ! -e $r/dev/null2 && ! -e $r/dev/null3 ]] || fail "a device entry was created"
+	# One line per layer: the node, then its link.
+	run grep -c "skipped 1 device node(s) or socket(s), or hard link(s) to them" <<< "$stderr"
+	assert_output 2
+}
+
+@test "user.* xattrs in a layer are restored; a file capability is dropped in one warning" {
+	python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.probe", b"1")' "$T" 2>/dev/null ||
+		skip "this filesystem takes no user.* attributes"
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "x", "layers": [$BASE_LAYER,
+	 {"entries": [{"path": "f", "data": "x", "xattrs": {"user.k": "6f6b"}},
+	              {"path": "d", "type": "dir", "xattrs": {"user.k": "6f6b"}},
+	              {"path": "ping", "data": "elf", "mode": 493,
+	               "xattrs": {"security.capability": "0100000200200000000000000000000000000000"}}]},
+	 {"entries": [{"path": "g", "data": "y", "xattrs": {"trusted.x": "6f6b", "user.k": "6f6b"}}]}]}
+	EOF
+	edr_run create x --from "oci:$T/img:x" --quiet
+	assert_status 0
+	r=$(root_of x)
+	run python3 -c 'import os,sys; print(*[os.getxattr(f, "user.k").decode() for f in sys.argv[2:]], os.listxattr(sys.argv[1]))' "$r/ping" "$r/f" "$r/d" "$r/g"
+	assert_output "ok ok ok []"
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == *"dropped extended attribute(s): 1 (first trusted.x on 'g'"*"1 (first security.capability on 'ping': Operation not permitted"* ]] ||
+		fail "not the one warning: $stderr"
+}
+
+@test "without a tag, a layout holding several images asks for one and lists the tags" {
+	config_image "$T/img" >/dev/null
+	whiteout_image "$T/img" >/dev/null
+	edr_run create c --from "oci:$T/img"
+	assert_refused c "holds several images" "oci:DIR:TAG" "tags: c, w"
+}
+
 @test "an absolute symlink is created as it is and resolves inside the root" {
 	image "$T/img" <<-EOF >/dev/null
 	{"tag": "a", "layers": [$BASE_LAYER,

@@ -19,7 +19,9 @@ LAYER:
      {"path": "a/b", "type": "file", "data": "text", "mode": 420},
      {"path": "d", "type": "dir"},
      {"path": "l", "type": "symlink", "target": "/etc"},
-     {"path": "h", "type": "hardlink", "target": "a/b"}]}
+     {"path": "h", "type": "hardlink", "target": "a/b"},
+     {"path": "p", "type": "fifo"}, {"path": "null", "type": "chardev"},   # 1,3
+     {"path": "f", "data": "x", "xattrs": {"user.k": "HEX"}}]}   # SCHILY.xattr.*
 HOSTILE (each breaks one thing the importer must refuse):
   "flip_layer_byte": N                # byte N of layer 0's blob changed (same name, size)
   "manifest_padding": N               # N bytes of annotation in the manifest
@@ -58,6 +60,10 @@ def tar_bytes(entries):
         for e in entries:
             info = tarfile.TarInfo(e["path"])
             info.mtime = 1700000000
+            if "xattrs" in e:
+                # Bytes that are not UTF-8 are written as they are (hdrcharset=BINARY).
+                info.pax_headers = {"SCHILY.xattr." + k: bytes.fromhex(v).decode(
+                    "utf-8", "surrogateescape") for k, v in e["xattrs"].items()}
             kind = e.get("type", "file")
             if kind == "file":
                 data = e.get("data", "").encode()
@@ -71,6 +77,10 @@ def tar_bytes(entries):
                 info.type, info.linkname = tarfile.SYMTYPE, e["target"]
             elif kind == "hardlink":
                 info.type, info.linkname = tarfile.LNKTYPE, e["target"]
+            elif kind == "fifo":
+                info.type, info.mode = tarfile.FIFOTYPE, e.get("mode", 0o644)
+            elif kind == "chardev":
+                info.type, info.devmajor, info.devminor = tarfile.CHRTYPE, 1, 3
             t.addfile(info)
     return buf.getvalue()
 
