@@ -203,32 +203,37 @@ platform_matches (json_t *entry, const struct oci_platform *want, const char *wh
   return want->variant == NULL || (variant != NULL && strcmp (variant, want->variant) == 0);
 }
 
-/* Without a tag, an index whose entries carry two or more different tags (a layout holding
- * several images: `podman save --multi-image-archive`, skopeo copies into one directory)
- * has no image to choose by platform: they may all be for this one. Ask for a tag, listing
- * them. Entries of a multi-arch index carry none and pass. */
-static void
-require_tag_if_several (json_t *list, const char *what)
+void
+oci_layout_require_tag (const char *text, size_t len, const char *what)
 {
+  cleanup_json json_t *root = load_object (text, len, what);
+  json_t *list = json_object_get (root, "manifests");
+  if (!json_is_array (list))
+    die ("%s: \"manifests\" is not an array", what);
   struct strbuf tags = { 0 };
   const char *first = NULL;
-  bool several = false;
-  for (size_t i = 0; i < json_array_size (list); i++)
+  bool several_tags = false, platforms = false;
+  size_t n = json_array_size (list);
+  for (size_t i = 0; i < n; i++)
     {
-      json_t *ann = json_object_get (json_array_get (list, i), "annotations");
+      json_t *entry = json_array_get (list, i);
+      json_t *ann = json_object_get (entry, "annotations");
       const char *name = json_is_object (ann) ? get_string (ann, REF_NAME_ANNOTATION, what)
                                               : NULL;
+      platforms |= json_object_get (entry, "platform") != NULL;
       if (name == NULL)
         continue;
-      several |= first != NULL && strcmp (first, name) != 0;
+      several_tags |= first != NULL && strcmp (first, name) != 0;
       if (first == NULL)
         first = name;
       strbuf_append (&tags, tags.len > 0 ? ", " : "");
       strbuf_append (&tags, name);
     }
-  if (several)
-    die ("%s: the layout holds several images: name one with oci:DIR:TAG (tags: %s)", what,
-         tags.str);
+  /* Several images, unless the entries are the platforms of one (a flat multi-arch index). */
+  if (several_tags || (n > 1 && !platforms))
+    die ("%s: the layout holds %zu images: name one with oci:DIR:TAG (%s%s)", what, n,
+         tags.len > 0 ? "tags: " : "none is tagged: save each with a tag",
+         tags.len > 0 ? tags.str : "");
   free (tags.str);
 }
 
@@ -241,8 +246,6 @@ oci_index_select (const char *text, size_t len, const char *what, const char *ta
   if (!json_is_array (list))
     die ("%s: \"manifests\" is not an array", what);
   size_t n = json_array_size (list);
-  if (tag == NULL)
-    require_tag_if_several (list, what);
   json_t *chosen = NULL;
   for (size_t i = 0; i < n && chosen == NULL; i++)
     {

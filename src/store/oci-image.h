@@ -63,10 +63,15 @@ enum oci_document_kind oci_document_kind (const char *text, size_t len, const ch
 /* The entry of index TEXT to use: the one whose annotation org.opencontainers.image.ref.name
  * is TAG when TAG is not NULL (an OCI layout's index.json), else the one for PLATFORM (a
  * single entry without a platform is taken as it is). die()s naming WHAT and the platform
- * when none matches, and without TAG when the entries carry several different tags (a
- * layout of several images: the message lists them). */
+ * when none matches. */
 void oci_index_select (const char *text, size_t len, const char *what, const char *tag,
                        const struct oci_platform *platform, struct oci_descriptor *out);
+
+/* For oci:DIR without a tag: die()s naming WHAT when the layout's index TEXT holds several
+ * images (entries with different tags, or several entries none of which names a platform),
+ * which no platform can tell apart; the message lists the tags. A layout of one image, or
+ * of the platforms of one, passes. */
+void oci_layout_require_tag (const char *text, size_t len, const char *what);
 
 /* Parse manifest TEXT: its config and layer descriptors, with the media types this tool
  * can apply (tar, tar+gzip, tar+zstd; non-distributable and foreign layers are refused). */

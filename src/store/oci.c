@@ -272,6 +272,8 @@ create_from_layout (const char *name, const char *arg, const struct oci_ref *ref
   if (index == NULL)
     die_with_error ("%s: cannot read %s/%s", arg, ref->path, LAYOUT_INDEX);
   cleanup_free char *iwhat = xasprintf ("%s: %s", arg, LAYOUT_INDEX);
+  if (ref->tag == NULL)
+    oci_layout_require_tag (index, len, iwhat);
   struct oci_descriptor d;
   oci_index_select (index, len, iwhat, ref->tag, platform, &d);
   char *text = layout_read_document (&s, &d, &len);

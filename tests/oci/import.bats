@@ -264,7 +264,12 @@ config_image() {
 	config_image "$T/img" >/dev/null
 	whiteout_image "$T/img" >/dev/null
 	edr_run create c --from "oci:$T/img"
-	assert_refused c "holds several images" "oci:DIR:TAG" "tags: c, w"
+	assert_refused c "holds 2 images" "oci:DIR:TAG" "tags: c, w"
+	# What `podman push IMAGE oci:DIR` (no tag) leaves, twice.
+	image "$T/untagged" <<< '{"tag": null, "layers": ['"$BASE_LAYER"']}' >/dev/null
+	image "$T/untagged" <<< '{"tag": null, "layers": ['"$BASE_LAYER"', {"entries": [{"path": "x"}]}]}' >/dev/null
+	edr_run create c --from "oci:$T/untagged"
+	assert_refused c "holds 2 images" "none is tagged"
 }
 
 @test "an absolute symlink is created as it is and resolves inside the root" {

@@ -5,7 +5,8 @@ images the OCI suite imports, pushes and attacks with.
     mkimage.py DIR SPEC.json
 
 SPEC:
-  {"tag": "t1",                       # org.opencontainers.image.ref.name of the entry
+  {"tag": "t1",                       # org.opencontainers.image.ref.name of the entry (null:
+                                      # none; default "latest")
    "layers": [LAYER, ...],
    "config": {"Env": [...], "WorkingDir": "/w", "Cmd": [...], "Entrypoint": [...]},
    "platforms": ["linux/amd64", "linux/arm64"],   # optional: a nested multi-arch index,
@@ -169,7 +170,8 @@ def main():
         top = {"mediaType": MT_INDEX, "digest": put_blob(out, data), "size": len(data)}
     else:
         top = image_manifest(out, spec)
-    top["annotations"] = {"org.opencontainers.image.ref.name": spec.get("tag", "latest")}
+    if spec.get("tag", "latest") is not None:  # "tag": null for an untagged entry
+        top["annotations"] = {"org.opencontainers.image.ref.name": spec.get("tag", "latest")}
     index_path = os.path.join(out, "index.json")
     index = {"schemaVersion": 2, "manifests": []}
     if os.path.exists(index_path):
