@@ -25,7 +25,7 @@ struct extract_result
 {
   uint64_t size_bytes;                 /* regular-file bytes unpacked */
   char sha256[SHA256_HEX_LEN + 1];     /* of every byte read from the source */
-  unsigned long skipped_special;       /* device nodes, FIFOs and sockets not created */
+  unsigned long skipped_special;       /* device nodes and sockets (and links to them) not made */
   unsigned long skipped_self_links;    /* duplicates stored as a hard link to themselves */
 };
 
@@ -57,9 +57,10 @@ void extract_layer (struct extractor *x, struct source *src);
  * name. DESC names the source in messages. */
 struct archive_entry;
 void extract_entry_fd (struct extractor *x, const char *desc, struct archive_entry *e, int fd);
-/* One warning line for what was skipped so far (device nodes, FIFOs, sockets, self-links). */
+/* One warning line for what was skipped so far (device nodes, sockets, self-links). */
 void extract_warn_skipped (struct extractor *x);
-/* Apply directory modes and times, deepest first, all but the root's own. */
+/* Apply directory modes and times, deepest first, all but the root's own (one per
+ * directory: its last entry's); then the one warning for the extended attributes dropped. */
 void extract_finish (struct extractor *x);
 /* Apply the root directory's mode and time (from the archive's "./" entry, else 0755) and
  * free the extractor. Call it once the root is in place: moving a directory to another
