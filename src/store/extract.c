@@ -861,6 +861,20 @@ copy_entry_fd (struct extractor *x, struct archive_entry *e, const char *entry, 
   return end;
 }
 
+/* The entry's mode (set-id bits dropped), extended attributes and times, on FD, the file
+ * or FIFO just made; after its data (a write clears a capability). */
+static void
+set_metadata (struct extractor *x, struct archive_entry *e, const char *entry, int fd)
+{
+  if (fchmod (fd, archive_entry_perm (e) & MODE_KEPT_BITS) < 0)
+    die_with_error ("%s: cannot set the mode of entry '%s'", x->desc, entry);
+  restore_xattrs (x, e, entry, fd);
+  struct timespec times[2];
+  entry_times (e, times);
+  if (futimens (fd, times) < 0)
+    die_with_error ("%s: cannot set the times of entry '%s'", x->desc, entry);
+}
+
 static void
 extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e,
                  const char *entry, const char *rel, int dfd, const char *leaf)
@@ -884,13 +898,7 @@ extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e
   /* Best effort: it only moves work earlier (see extract_opts). */
   if (x->opts->start_writeback && end > 0)
     (void) sync_file_range (fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-  if (fchmod (fd, archive_entry_perm (e) & MODE_KEPT_BITS) < 0)
-    die_with_error ("%s: cannot set the mode of entry '%s'", x->desc, entry);
-  restore_xattrs (x, e, entry, fd);
-  struct timespec times[2];
-  entry_times (e, times);
-  if (futimens (fd, times) < 0)
-    die_with_error ("%s: cannot set the times of entry '%s'", x->desc, entry);
+  set_metadata (x, e, entry, fd);
 }
 
 /* A FIFO: mkfifoat needs no privilege. Its mode, attributes and times go through an fd
@@ -908,13 +916,7 @@ extract_fifo (struct extractor *x, struct archive_entry *e, const char *entry,
   if (fd < 0 || fstat (fd, &st) < 0 || !S_ISFIFO (st.st_mode))
     refuse (x, entry, "cannot reopen the FIFO just created: %s",
             fd < 0 ? strerror (errno) : "it is not one");
-  if (fchmod (fd, archive_entry_perm (e) & MODE_KEPT_BITS) < 0)
-    die_with_error ("%s: cannot set the mode of entry '%s'", x->desc, entry);
-  restore_xattrs (x, e, entry, fd);
-  struct timespec times[2];
-  entry_times (e, times);
-  if (futimens (fd, times) < 0)
-    die_with_error ("%s: cannot set the times of entry '%s'", x->desc, entry);
+  set_metadata (x, e, entry, fd);
 }
 
 static void
