@@ -61,14 +61,19 @@ write_containerfiles() {
 	FROM localhost/edr-base:1
 	RUN mkdir -p /many/a /many/b && for i in $(seq 1500); do echo $i > /many/a/f$i; echo $i > /many/b/g$i; done
 	EOF
-	# A layer that changes only modes and times; ENV and LABEL add history without a layer.
+	# A layer that changes only modes and times; ENV and LABEL add history without a layer;
+	# COPY keeps a user.* attribute (where this filesystem takes one).
 	containerfile metadata <<-'EOF'
 	FROM localhost/edr-base:1
 	RUN mkdir -p /meta/d && echo x > /meta/f && chmod 0640 /meta/f
 	ENV FOO=bar
 	RUN chmod 0600 /meta/f && chmod 0700 /meta/d && touch -d '2001-02-03 04:05:06' /meta/f
 	LABEL edr.test=metadata
+	COPY xattr /meta/xattr
 	EOF
+	echo mime > "$S/ctx/metadata/xattr"
+	python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.mime", b"text/plain")' \
+		"$S/ctx/metadata/xattr" 2>/dev/null || true
 	# An image on another (three levels), whiting out what its parent added.
 	containerfile child <<-'EOF'
 	FROM localhost/edr-whiteouts
@@ -126,9 +131,13 @@ teardown_file() {
 	stop_registries
 	[[ -n ${PODMAN_SKIP-} || -z ${PM_RUN-} ]] || {
 		# The store holds files of the user namespace's other ids: only podman removes them.
-		pm unshare rm -rf "$S/podman/root" "$PM_RUN/run" 2>/dev/null
-		local pause=$XDG_RUNTIME_DIR/libpod/tmp/pause.pid
-		[[ ! -s $pause ]] || kill "$(cat "$pause")" 2>/dev/null || true
+		# Twice: the overlay mounts of the first user namespace keep its mount points busy
+		# until its pause process is gone.
+		local pause=$XDG_RUNTIME_DIR/libpod/tmp/pause.pid round
+		for round in 1 2; do
+			pm unshare rm -rf "$S/podman/root" "$PM_RUN/run" 2>/dev/null
+			[[ ! -s $pause ]] || kill "$(cat "$pause")" 2>/dev/null || true
+		done
 		rm -rf "$PM_RUN"
 	}
 	fetch_teardown_file
@@ -172,6 +181,6 @@ same_as_podman() {
 @test "podman: directories their owner cannot read, in two layers; sticky, setuid, 0000 files" { same_as_podman modes; }
 @test "podman: a 255-byte name and a 3000-byte path" { same_as_podman names; }
 @test "podman: 3000 files" { same_as_podman many; }
-@test "podman: a layer of modes and times only, and history without layers" { same_as_podman metadata; }
+@test "podman: a layer of modes and times only, history without layers, a user.* xattr" { same_as_podman metadata; }
 @test "podman: an image built on another" { same_as_podman child; }
 @test "podman: a squashed image" { same_as_podman squashed; }
