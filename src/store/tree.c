@@ -7,7 +7,7 @@
  * we copy stops the create with one line; nothing outside DIR is ever read.
  *
  * Each entry becomes an archive entry, relative to DIR, handed to the extractor: the tree
- * gets exactly the rules an untrusted archive gets (device nodes, FIFOs and sockets
+ * gets exactly the rules an untrusted archive gets (FIFOs made, device nodes and sockets
  * skipped, set-id bits dropped, ownership not kept, the size limit), because it goes
  * through the same code. Files linked more than once become hard link entries to their
  * first name (as bsdtar does), so they stay linked in the copy. File data is cloned by
