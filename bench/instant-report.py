@@ -88,8 +88,8 @@ one = int(disk[0][1])
 twenty = int(disk[-1][1])
 
 podman_note = (f"podman {podman_version}, rootless as the bench user, storage driver "
-               f"`{podman_driver}`, cgroupfs, the image copied once from the layout with "
-               f"`podman pull oci:`." if pod else
+               f"`{podman_driver}`, runc (crun refuses this machine's hybrid cgroup hierarchy), cgroupfs, the image copied once from the layout with "
+               f"`podman pull oci:`; `--network=host` (as ch-run and enter-devroot, which keep the host's network; slirp4netns cannot open /dev/net/tun here)." if pod else
                f"**podman could not run rootless here**, so its rows are missing: {podman_why}")
 text = f"""<!-- instant-roots -->
 ## 11. Roots from a cached image: today's baseline for issue 28 (bench/instant-roots)
