@@ -162,7 +162,9 @@ static const struct command_info commands[] = {
     "                       [--insecure-http] [--quiet]",
     "Download TEMPLATE from the catalogue and verify its SHA-256 into the cache, without\n"
     "creating a devroot; print the cached file's path. An interrupted download resumes where\n"
-    "it stopped when the server's ETag or Last-Modified still match.\n"
+    "it stopped when the server's ETag or Last-Modified still match. A built-in template the\n"
+    "catalogue does not list (see 'templates') resolves as create resolves it: its image is\n"
+    "fetched as with --from, and the embedded 'minimal' needs no download (its path printed).\n"
     "With --from, download what a create of the image needs (its index and manifest, config\n"
     "and layers) into the cache, verified, and print the reference pinned to the digest its\n"
     "tag names now (docker://REGISTRY/REPO@sha256:HEX): a create --from that reference then\n"

@@ -107,39 +107,30 @@ srun_local_user_init (spank_t sp)
       slurm_error ("%s: cannot read the job's id", PLUGIN_NAME);
       return -1;
     }
-  int out[2] = { -1, -1 };
-  pid_t pid;
-  if (template)
+  int out[2];
+  if (pipe2 (out, O_CLOEXEC) < 0)
     {
-      const char *argv[] = { "enter-devroot", "fetch", request.image, NULL };
-      /* fetch prints the cached file's path: the job's output has no use for it. */
-      pid = spawn_enter_devroot (argv, environ, STDOUT_TO_STDERR);
+      slurm_error ("%s: pipe: %m", PLUGIN_NAME);
+      return -1;
     }
-  else
-    {
-      if (pipe2 (out, O_CLOEXEC) < 0)
-        {
-          slurm_error ("%s: pipe: %m", PLUGIN_NAME);
-          return -1;
-        }
-      /* Its stdout is the pinned reference, one line. */
-      const char *argv[] = { "enter-devroot", "fetch", "--from", request.image, NULL };
-      pid = spawn_enter_devroot_to (argv, environ, out[1]);
-      close (out[1]);
-    }
+  /* Its stdout is one line: the pinned reference of an image, or of a built-in template
+   * that names one; for a catalogue's template or the embedded one a path, of no use here
+   * (and none on the user's terminal). */
+  const char *image_argv[] = { "enter-devroot", "fetch", "--from", request.image, NULL },
+             *template_argv[] = { "enter-devroot", "fetch", request.image, NULL };
+  pid_t pid = spawn_enter_devroot_to (template ? template_argv : image_argv, environ, out[1]);
+  close (out[1]);
   if (pid < 0)
     {
-      if (out[0] >= 0)
-        close (out[0]);
+      close (out[0]);
       return -1;
     }
   bool cancelled;
-  /* The reference is one line, far below a pipe's capacity: fetch never blocks on it. */
+  /* One line, far below a pipe's capacity: fetch never blocks on it. */
   int status = wait_pull (pid, job, &cancelled);
   char pinned[PINNED_IMAGE_MAX];
-  bool got = out[0] >= 0 && read_pinned (out[0], pinned, sizeof pinned);
-  if (out[0] >= 0)
-    close (out[0]);
+  bool got = read_pinned (out[0], pinned, sizeof pinned);
+  close (out[0]);
   const char *what = template ? "template" : "image";
   if (cancelled)
     slurm_error ("%s: job %u ended while %s %s was being fetched: the fetch was stopped",
@@ -158,7 +149,7 @@ srun_local_user_init (spank_t sp)
    * environment is the one it sends the tasks (spank_setenv is for slurmstepd only); with
    * --export=NONE it does not reach them, and they create from the tag as given. */
   char value[2 * PINNED_IMAGE_MAX];
-  if (image && (snprintf (value, sizeof value, "%s %s", request.image, pinned) >= (int) sizeof value
+  if (got && (snprintf (value, sizeof value, "%s %s", request.image, pinned) >= (int) sizeof value
                 || setenv (PINNED_IMAGE_VAR, value, 1) < 0))
     {
       slurm_error ("%s: cannot pass the pinned image to the tasks", PLUGIN_NAME);

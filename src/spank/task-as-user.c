@@ -31,11 +31,24 @@
 /* Where a tar header says "ustar". */
 #define TAR_MAGIC_OFFSET 257
 
+/* `path` answers "cannot find NAME" on stderr for a root not made yet: the answer asked
+ * for, not an error for the job's output, so its stderr goes nowhere meanwhile (this task
+ * process runs nothing else at the same time). */
 static bool
 root_exists (char *const *env, const char *name)
 {
   const char *argv[] = { "enter-devroot", "path", name, NULL };
-  return run_and_wait (argv, env, STDOUT_DISCARDED) == 0;
+  int saved = fcntl (STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
+  int null = open ("/dev/null", O_WRONLY | O_CLOEXEC);
+  bool quiet = saved >= 0 && null >= 0 && dup2 (null, STDERR_FILENO) >= 0;
+  bool exists = run_and_wait (argv, env, STDOUT_DISCARDED) == 0;
+  if (quiet)
+    dup2 (saved, STDERR_FILENO);
+  if (saved >= 0)
+    close (saved);
+  if (null >= 0)
+    close (null);
+  return exists;
 }
 
 /* The reference srun pinned REQUEST.image to, from the task's environment, or the image. */
@@ -59,9 +72,11 @@ create_root (char *const *env, const char *name)
                "create it from; the command was not run\n", PLUGIN_NAME, request.name);
       return -1;
     }
-  const char *argv[] = { "enter-devroot", "create", name,
-                         image_is_template (request.image) ? "--template" : "--from",
-                         image_to_create (env), NULL };
+  /* A built-in template srun pinned is created from the image it pinned. */
+  const char *source = image_to_create (env);
+  bool template = source == request.image && image_is_template (request.image);
+  const char *argv[] = { "enter-devroot", "create", name, template ? "--template" : "--from",
+                         source, NULL };
   fprintf (stderr, "%s: creating devroot %s from %s\n", PLUGIN_NAME, name, request.image);
   if (run_and_wait (argv, env, STDOUT_TO_STDERR) == 0)
     return 0;

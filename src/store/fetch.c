@@ -320,13 +320,16 @@ open_template (const char *name, const struct fetch_opts *o, char **url_out,
   return fd;
 }
 
-void
+bool
 fetch_template (const char *name, const struct fetch_opts *o)
 {
   cleanup_free char *url = NULL;
   char hex[SHA256_HEX_LEN + 1];
   bool downloaded;
-  close (open_template (name, o, &url, hex, &downloaded, false));
+  int fd = open_template (name, o, &url, hex, &downloaded, true);
+  if (fd < 0)
+    return false;
+  close (fd);
   struct cache c;
   cleanup_free char *base = config_cache_dir ();
   cache_init (&c, base);
@@ -335,6 +338,7 @@ fetch_template (const char *name, const struct fetch_opts *o)
              downloaded ? "downloaded and verified" : "already cached and verified", hex);
   printf ("%s/%s\n", c.sha256, hex);
   cache_clear (&c);
+  return true;
 }
 
 bool
@@ -355,7 +359,11 @@ source_open_template (struct source *src, const char *name, const struct fetch_o
 void
 fetch_template_missing (const char *name, const struct fetch_opts *o)
 {
-  cleanup_free char *index = config_index_url (o->index, true); /* dies when none */
+  cleanup_free char *index = config_index_url (o->index, false);
+  if (index == NULL)
+    die ("template '%s': not a built-in template (see '%s templates'), and no template "
+         "catalogue configured to look it up in: pass --index URL, set ENTER_DEVROOT_INDEX, or "
+         "put 'index = URL' in the config file", name, PROGRAM_NAME);
   die ("template '%s': not in catalogue %s (see '%s templates')", name, index, PROGRAM_NAME);
 }
 

@@ -31,9 +31,10 @@ void fetch_list_templates (const struct fetch_opts *o, bool json);
 __attribute__((noreturn)) void fetch_template_missing (const char *name,
                                                        const struct fetch_opts *o);
 
-/* `fetch TEMPLATE`: download and verify into the cache (nothing when already cached);
- * prints the cached file's path. */
-void fetch_template (const char *name, const struct fetch_opts *o);
+/* `fetch TEMPLATE` of the configured catalogue: download and verify into the cache
+ * (nothing when already cached); prints the cached file's path. False, having done
+ * nothing, when no catalogue is configured or it does not list NAME. */
+bool fetch_template (const char *name, const struct fetch_opts *o);
 
 /* `create --template NAME`: the template's verified cache file, fetched when needed; false
  * (nothing fetched) when no catalogue is configured or it does not list NAME. */

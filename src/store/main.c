@@ -177,6 +177,43 @@ create (const struct cli *cli)
   announce_created (cli);
 }
 
+static void
+pull_image (const struct cli *cli, const char *image)
+{
+  cleanup_free char *mirror = config_registry_mirror (cli->insecure_http);
+  struct oci_opts oo = { .platform = cli->platform, .cacert = cli->cacert,
+                         .insecure_http = cli->insecure_http, .quiet = cli->quiet,
+                         .hub_mirror = mirror };
+  oci_pull (image, &oo);
+}
+
+/* `fetch --from IMAGE`, or `fetch TEMPLATE` resolved as create resolves it: the configured
+ * catalogue's entry, else a built-in one: its image pulled (the pinned reference printed,
+ * as for --from), or for the embedded default its path, which needs no download. */
+static void
+fetch (const struct cli *cli)
+{
+  if (cli->from != NULL)
+    {
+      pull_image (cli, cli->from);
+      return;
+    }
+  struct fetch_opts fo = { .index = cli->index, .cacert = cli->cacert, .quiet = cli->quiet };
+  name_check (cli->name);
+  if (fetch_template (cli->name, &fo))
+    return;
+  const struct builtin_template *builtin = builtin_find (cli->name);
+  if (builtin == NULL)
+    fetch_template_missing (cli->name, &fo);
+  if (builtin->image != NULL)
+    {
+      pull_image (cli, builtin->image);
+      return;
+    }
+  cleanup_free char *path = source_default_template_path ();
+  printf ("%s\n", path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -197,19 +234,7 @@ main (int argc, char **argv)
         break;
       }
     case CMD_FETCH:
-      if (cli.from != NULL)
-        {
-          cleanup_free char *mirror = config_registry_mirror (cli.insecure_http);
-          struct oci_opts oo = { .platform = cli.platform, .cacert = cli.cacert,
-                                 .insecure_http = cli.insecure_http, .quiet = cli.quiet,
-                                 .hub_mirror = mirror };
-          oci_pull (cli.from, &oo);
-        }
-      else
-        {
-          struct fetch_opts fo = { .index = cli.index, .cacert = cli.cacert, .quiet = cli.quiet };
-          fetch_template (cli.name, &fo);
-        }
+      fetch (&cli);
       break;
     case CMD_CACHE:
       fetch_cache_command (cli.cache_action, cli.json, cli.quiet);

@@ -69,15 +69,22 @@ installed_template (void)
   return steal_pointer (&beside);
 }
 
-void
-source_open_default_template (struct source *src)
+char *
+source_default_template_path (void)
 {
   const char *override = getenv ("ENTER_DEVROOT_DEFAULT_TEMPLATE");
-  cleanup_free char *path = override != NULL && override[0] != '\0'
-    ? xstrdup (override) : installed_template ();
+  char *path = override != NULL && override[0] != '\0' ? xstrdup (override)
+                                                       : installed_template ();
   if (access (path, F_OK) < 0)
     die_with_error ("default template %s is missing (reinstall enter-devroot, or set "
                     "ENTER_DEVROOT_DEFAULT_TEMPLATE)", path);
+  return path;
+}
+
+void
+source_open_default_template (struct source *src)
+{
+  cleanup_free char *path = source_default_template_path ();
   source_open_file (src, path);
 }
 

@@ -21,6 +21,8 @@ struct source
 void source_open_file (struct source *src, const char *path);
 /* The embedded default template: $ENTER_DEVROOT_DEFAULT_TEMPLATE, else the installed one. */
 void source_open_default_template (struct source *src);
+/* Its path (malloc'd); die()s when it is missing. */
+char *source_default_template_path (void);
 void source_clear (struct source *src);
 
 /* Validate a --sha256 argument: 64 hex digits, any case. Writes it lowercased to OUT. */

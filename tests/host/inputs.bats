@@ -153,3 +153,16 @@ odd_tree() {
 	run grep -v "$r: /etc/data[.a-z]* changed while being read" "$T/refusals"
 	assert_output ""
 }
+
+@test "inputs: fetch minimal, a built-in template, needs no catalogue: it prints the embedded template's path" {
+	edr_run fetch minimal
+	assert_status 0
+	assert_output "$EDR_TEMPLATE"
+	[[ -z $stderr ]] || fail "$(last_run)"
+}
+
+@test "inputs: fetch of a name neither built in nor in a catalogue says both, in one line" {
+	edr_run fetch no-such-template
+	assert_edr_error 125 "template 'no-such-template'" "not a built-in template" \
+		"no template catalogue configured" "--index"
+}

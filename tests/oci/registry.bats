@@ -353,6 +353,17 @@ assert_cache_sound() {
 	assert_output --partial "docker://debian:bookworm"
 }
 
+@test "built-in template: fetch debian-bookworm pulls its image as fetch --from does, printing the pinned reference" {
+	ENTER_DEVROOT_REGISTRY_MIRROR=https://$(reg open)/ edr_run fetch debian-bookworm --cacert "$CA" --quiet
+	assert_status 0
+	assert_output --regexp '^docker://[^ ]*@sha256:[0-9a-f]{64}$'
+	grep -q '"GET /v2/library/debian/manifests/bookworm ' "$S/open.log" || fail "the mirror was not asked"
+	ENTER_DEVROOT_REGISTRY_MIRROR=https://127.0.0.1:9/ edr_run create d --from "$output" --quiet
+	assert_status 0
+	edr_run run d
+	assert_output "gzipzstd"
+}
+
 @test "built-in template: registry-mirror = URL in the config file does the same; a mirror that is not https is refused" {
 	mkdir -p "$XDG_CONFIG_HOME/enter-devroot"
 	printf 'registry-mirror = https://%s\n' "$(reg open)" > "$XDG_CONFIG_HOME/enter-devroot/config"

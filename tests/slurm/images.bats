@@ -31,6 +31,9 @@ setup_file() {
 	EOS
 	python3 "$BATS_TEST_DIRNAME/../oci/mkimage.py" "$S/lay" "$S/spec-e.json" >/dev/null
 	push "$S/lay:a" reg img:a
+	# What Docker Hub's image is to the built-in template debian-bookworm-build, on the
+	# registry the tests name as the mirror of Docker Hub.
+	push "$S/lay:a" reg library/buildpack-deps:bookworm
 	skopeo copy -q "oci:$S/lay:a" "docker-archive:$S/a.tar:img:a"
 	cp "$EDR_TEMPLATE" "$S/t.tar.gz"
 	export REG
@@ -121,4 +124,19 @@ $gets"
 	run --separate-stderr srun_ -N1 -n1 --devroot-image="oci:$S/lay:e" /bin/echo plain
 	assert_success
 	assert_output "plain"
+}
+
+@test "images: --devroot-image=debian-bookworm-build, a built-in template, is pulled once by srun and pinned for the nodes" {
+	local mark
+	mark=$(wc -l <"$S/reg.log")
+	run --separate-stderr env ENTER_DEVROOT_REGISTRY_MIRROR="https://$REG/" \
+		timeout -k 5 "$SLURM_TIMEOUT" srun -N2 -n2 --devroot-image=debian-bookworm-build /bin/sh -c 'cat /marker; echo'
+	assert_success
+	assert_output "$(printf 'from the image\nfrom the image')"
+	[[ $stderr != *"no template catalogue"* ]] || fail "$(last_run)"
+	[[ $(calls | grep -c ' fetch debian-bookworm-build$') -eq 1 ]] || fail "$(calls)"
+	[[ $(calls | grep -c ' create slurm-[^ ]* --from docker://[^ ]*@sha256:[0-9a-f]*$') -eq 2 ]] ||
+		fail "the nodes did not create from the pinned image: $(calls)"
+	[[ $(tail -n +"$((mark + 1))" "$S/reg.log" | grep -c '"GET /v2/library/buildpack-deps/manifests/bookworm ') -eq 1 ]] ||
+		fail "the tag was resolved other than once"
 }

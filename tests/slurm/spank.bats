@@ -100,6 +100,16 @@ $(last_run)"
 	[[ $(downloads) -eq 1 ]] || fail "downloaded $(downloads) times"
 	[[ $(calls | grep -c ' fetch t$') -eq 1 ]] || fail "fetch ran other than once: $(calls)"
 	[[ $(calls | grep -c ' create .* --template t') -eq 2 ]] || fail "$(calls)"
+	# fetch prints the cached file's path on its stdout: not on srun's stderr.
+	[[ $stderr != *"$TSHA"* ]] || fail "the cache path reached srun's stderr: $stderr"
+}
+
+@test "spank: --devroot-image=minimal, the embedded built-in template, needs no catalogue" {
+	run --separate-stderr srun_ -N1 -n1 --devroot-image=minimal /bin/sh -c 'grep PRETTY /etc/os-release'
+	assert_success
+	assert_output "$MINIMAL"
+	[[ -z $stderr || $stderr != *"catalogue"* ]] || fail "$(last_run)"
+	[[ $stderr != *"minimal.tar.gz"* ]] || fail "the template's path reached srun's stderr: $stderr"
 }
 
 @test "spank: scancel while srun fetches the template: srun ends, no root, a sound cache; the next job resumes the fetch" {
@@ -234,6 +244,8 @@ EOS
 	run cat "$T/batch.out"
 	assert_line "first step"
 	assert_line --regexp '^slurm-[0-9]+-keep\.[A-Za-z0-9_-]+$'
+	# Finding that the first step must create it is no error of the job's.
+	refute_output --partial "cannot find"
 	wait_gone 'slurm-*-keep.*'
 	[[ $(calls | grep -c ' remove slurm-[0-9]*-keep\.') -eq 1 ]] || fail "$(calls)"
 	[[ $(calls | grep ' remove ' | cut -d' ' -f1-3) == "uid=$(id -u) gid=$(id -g) groups=$(id -G)" ]] ||
