@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <slurm/slurm.h>
 
+#include "spank/image-name.h"
 #include "spank/plugin.h"
 
 #ifndef ENTER_DEVROOT_BIN
@@ -53,6 +54,12 @@ struct option_row
   const char *arginfo; /* NULL: a flag */
   const char *usage;
 };
+
+/* --container-image takes pyxis's names (image-name.c), not ours. */
+static const char pyxis_image_arginfo[] = "[USER@][REGISTRY#]IMAGE[:TAG]|PATH",
+                  pyxis_image_usage[] = "run the tasks in a devroot made from an image, named "
+                                        "as pyxis names it (Docker Hub without REGISTRY#), or "
+                                        "from a tarball whose PATH starts with / or ./";
 
 static const struct option_row rows[] = {
   { OPT_IMAGE, "devroot-image", "container-image", "DEVROOT_IMAGE", "PYXIS_CONTAINER_IMAGE",
@@ -182,6 +189,32 @@ flag_slot (enum option_id id)
     }
 }
 
+/* --container-image VALUE (pyxis_compat=1) as pyxis reads it (image-name.c), kept as what
+ * `create --from` takes. */
+static int
+set_pyxis_image (const char *value, const char *from)
+{
+  char *source, *user;
+  const char *why;
+  if (pyxis_image_source (value, &source, &user, &why) < 0)
+    {
+      if (why == NULL)
+        slurm_error ("%s: out of memory", PLUGIN_NAME);
+      else
+        slurm_error ("%s: %s '%s': %s", PLUGIN_NAME, from, value, why);
+      return -1;
+    }
+  /* Said once, on the user's terminal: the credentials are the registry's in the auth file. */
+  if (user != NULL && spank_context () == S_CTX_LOCAL)
+    fprintf (stderr, "%s: %s '%s': USER@ is not used: enter-devroot logs in to a registry with "
+             "the credentials $REGISTRY_AUTH_FILE or ~/.docker/config.json holds for it\n",
+             PLUGIN_NAME, from, value);
+  free (user);
+  free (request.image);
+  request.image = source;
+  return 0;
+}
+
 /* Which flags an option of the command line set, on or off: their variables then say nothing. */
 static unsigned flags_given;
 
@@ -205,6 +238,8 @@ set_option (enum option_id id, const char *value, const char *from)
           slurm_error ("%s: %s: empty image", PLUGIN_NAME, from);
           return -1;
         }
+      if (config.pyxis_compat)
+        return set_pyxis_image (value, from);
       slot = &request.image;
       break;
     case OPT_NAME:
@@ -310,9 +345,12 @@ register_one (spank_t sp, const char *prefix, const struct option_row *r, const 
 {
   char name[SPANK_OPTION_MAXLEN + 1];
   snprintf (name, sizeof name, "%s%s", prefix, option_name (r));
+  bool pyxis_image = config.pyxis_compat && r->id == OPT_IMAGE;
+  const char *arginfo = pyxis_image ? pyxis_image_arginfo : r->arginfo;
+  usage = pyxis_image ? pyxis_image_usage : usage;
   struct spank_option o = {
     .name = strdup (name),
-    .arginfo = r->arginfo != NULL ? strdup (r->arginfo) : NULL,
+    .arginfo = arginfo != NULL ? strdup (arginfo) : NULL,
     .usage = strdup (usage),
     .has_arg = r->arginfo != NULL,
     .val = val,

@@ -31,8 +31,9 @@ setup_file() {
 	EOS
 	python3 "$BATS_TEST_DIRNAME/../oci/mkimage.py" "$S/lay" "$S/spec-e.json" >/dev/null
 	push "$S/lay:a" reg img:a
-	# What Docker Hub's image is to the built-in template debian-bookworm-build, on the
-	# registry the tests name as the mirror of Docker Hub.
+	# What Docker Hub's images are to pyxis's ubuntu:22.04 and to the built-in template
+	# debian-bookworm-build, on the registry the tests name as the mirror of Docker Hub.
+	push "$S/lay:a" reg library/ubuntu:22.04
 	push "$S/lay:a" reg library/buildpack-deps:bookworm
 	skopeo copy -q "oci:$S/lay:a" "docker-archive:$S/a.tar:img:a"
 	cp "$EDR_TEMPLATE" "$S/t.tar.gz"
@@ -124,6 +125,32 @@ $gets"
 	run --separate-stderr srun_ -N1 -n1 --devroot-image="oci:$S/lay:e" /bin/echo plain
 	assert_success
 	assert_output "plain"
+}
+
+@test "images: pyxis_compat=1 reads --container-image as pyxis: REGISTRY#IMAGE:TAG, Docker Hub's NAME:TAG, ./FILE" {
+	run --separate-stderr srun_ -N1 -n1 --container-image="$REG#img:a" cat /marker
+	assert_success
+	assert_output "from the image"
+	# No REGISTRY#: Docker Hub, a one-part name there being library/NAME (the mirror stands
+	# in for Docker Hub).
+	run --separate-stderr env ENTER_DEVROOT_REGISTRY_MIRROR="https://$REG/" \
+		timeout -k 5 "$SLURM_TIMEOUT" srun -N1 -n1 --container-image=ubuntu:22.04 cat /marker
+	assert_success
+	assert_output "from the image"
+	grep -q '"GET /v2/library/ubuntu/manifests/22.04 ' "$S/reg.log" || fail "Docker Hub's library/ubuntu was not asked for"
+	# A path starting with ./ is a file, relative to where srun runs.
+	cd "$S"
+	run --separate-stderr srun_ -N1 -n1 --container-image=./t.tar.gz grep -c busybox /etc/os-release
+	assert_success
+	assert_output "1"
+	[[ $(calls | grep -c " create slurm-[^ ]* --from ./t.tar.gz$") -eq 1 ]] || fail "$(calls)"
+}
+
+@test "images: pyxis_compat=1 refuses REGISTRY/IMAGE, which pyxis sends to Docker Hub, saying to write REGISTRY#IMAGE" {
+	run --separate-stderr srun_ -N1 -n1 --container-image="$REG/img:a" cat /marker
+	assert_failure
+	[[ $stderr == *"--container-image '$REG/img:a': a registry is written REGISTRY#IMAGE"* ]] || fail "$(last_run)"
+	[[ -z $(calls) ]] || fail "enter-devroot ran: $(calls)"
 }
 
 @test "images: --devroot-image=debian-bookworm-build, a built-in template, is pulled once by srun and pinned for the nodes" {

@@ -43,7 +43,7 @@ roots_left() { ls -A "$ROOTS" 2>/dev/null || true; }
 	assert_output --partial '--devroot-image=SOURCE'
 	assert_output --partial '--devroot-workdir=DIR'
 	assert_output --partial '--devroot-root'
-	assert_output --partial '--container-image=SOURCE'
+	assert_output --partial '--container-image=[USER@][REGISTRY#]IMAGE[:TAG]|PATH'
 	assert_output --partial '--container-remap-root'
 }
 
