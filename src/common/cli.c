@@ -184,6 +184,8 @@ static const struct command_info commands[] = {
     "What create added is left out (your /etc/passwd and /etc/group lines and your home\n"
     "/home/USER), regular files in /dev and the host's resolv.conf and hosts copied in by\n"
     "entering are written empty. FILE is written under a temporary name and renamed.\n"
+    "A root made from an OCI image carries the image's config (Env, WorkingDir, Entrypoint,\n"
+    "Cmd) as .enter-devroot/image-config.json, which create applies to a root made from FILE.\n"
     "\n"
     "  --compress C      zstd (default, every core), gzip, xz or none\n"
     "  --quiet           no progress output, errors only\n" },

@@ -43,6 +43,7 @@
 #include "common/roots.h"
 #include "common/util.h"
 #include "store/export.h"
+#include "store/image-config.h"
 #include "store/interrupt.h"
 #include "store/progress.h"
 #include "store/walk.h"
@@ -290,6 +291,22 @@ export_entry (const struct walk_entry *e, void *data)
 
 static char *cleanup_tmp;
 
+/* An OCI-made root's image config (image-config.h), after the tree: it wins over a file of
+ * that name in the root when the archive is unpacked. */
+static void
+export_image_config (struct exporter *x, int rootfd, const char *config)
+{
+  struct stat st; /* the root's times, as the tree's entries have theirs */
+  if (fstat (rootfd, &st) < 0)
+    die_with_error ("cannot export '%s': cannot stat the root", x->name);
+  st.st_mode = S_IFDIR | 0755;
+  begin_entry (x, IMAGE_CONFIG_DIR, &st);
+  check (x, archive_write_header (x->a, x->entry), IMAGE_CONFIG_DIR);
+  st.st_mode = S_IFREG | 0644;
+  begin_entry (x, IMAGE_CONFIG_PATH, &st);
+  write_content (x, IMAGE_CONFIG_PATH, config, strlen (config));
+}
+
 static void
 export_cleanup (void)
 {
@@ -371,6 +388,7 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   if (meta_read (meta_path, &m) == 0)
     for (size_t i = 0; i < META_N_COPIES; i++)
       x.host_copies[i] = steal_pointer (&m.host_copies[i]);
+  cleanup_free char *image_config = image_config_json (&m.image);
   meta_clear (&m);
   x.clamp = source_date_epoch (&x.epoch);
   x.interrupted_note = xasprintf (" (%s not written)", file);
@@ -408,6 +426,8 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   progress_begin (&x.bar, show, label, 0, 0);
   cleanup_free char *what = xasprintf ("cannot export '%s'", name);
   walk_tree (rootfd, what, &(struct walk_ops) { .entry = export_entry }, &x);
+  if (image_config != NULL)
+    export_image_config (&x, rootfd, image_config);
   check (&x, archive_write_close (x.a), "the output");
   progress_end (&x.bar);
   if (fsync (fd) < 0)

@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "store/clone.h"
 #include "store/digest.h"
+#include "store/image-config.h"
 #include "store/interrupt.h"
 #include "store/store-create.h"
 
@@ -181,6 +182,11 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
     .created = format_rfc3339_utc (time (NULL)),
     .size_bytes = res.size_bytes,
   };
+  /* An exported OCI-made root carries its image's config (image-config.h): into the
+   * metadata, and out of the root before it is in place (the copy kept above has it, for
+   * the next create from it to find; the root's own times are set after this). */
+  if (image_config_read (c.rootfd, src->description, &m.image))
+    image_config_remove (c.rootfd);
   creation_commit (&c, &m);
   meta_clear (&m);
   if (x != NULL)

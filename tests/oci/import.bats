@@ -418,3 +418,42 @@ config_image() {
 	edr_run create d --from "docker-archive:$T/saved.tar.gz"
 	assert_refused d "compressed archive"
 }
+
+@test "export and publish carry the image's config: a root made again from the archive (--from, --template) keeps Env, WorkingDir, Entrypoint, Cmd" {
+	image "$T/img" >/dev/null <<-EOF
+	{"tag": "g", "layers": [$BASE_LAYER, {"compression": "gzip", "entries": [
+	   {"path": "opt/go/bin/gotool", "data": "#!/bin/sh\necho go tool \$PWD\n", "mode": 493},
+	   {"path": "src", "type": "dir"}]}],
+	 "config": {"Env": ["PATH=/opt/go/bin:/usr/bin:/bin"], "WorkingDir": "/src",
+	            "Entrypoint": ["/bin/sh", "-c", "echo \"entry \$*\"", "ep"], "Cmd": ["one"]}}
+	EOF
+	edr create g --from "oci:$T/img:g" --quiet
+	edr export g "$T/golang.tar.zst" --quiet
+	edr create again --from "$T/golang.tar.zst" --quiet
+	edr_run run again -- gotool
+	assert_status 0
+	assert_output "go tool /src"
+	edr_run run again
+	assert_output "entry one"
+	[[ ! -e $(root_of again)/.enter-devroot ]] || fail "the carried config was left in the root"
+	edr_run images
+	assert_line --regexp "^again +sha256:[0-9a-f]{64} +oci:$T/img:g\$"
+	# Published, it is a catalogue's template whose roots keep the config too.
+	mkdir "$T/pub"
+	edr publish "$T/pub" "$T/golang.tar.zst" --quiet
+	edr create fromcat --template golang --index "$T/pub/index" --quiet
+	edr_run run fromcat -- gotool
+	assert_output "go tool /src"
+	# Any tool reads it as an image config.
+	run sh -c 'tar --zstd -xOf "$1" ./.enter-devroot/image-config.json | python3 -c "import json, sys; print(json.load(sys.stdin)[\"config\"][\"Env\"][0])"' _ "$T/golang.tar.zst"
+	assert_output "PATH=/opt/go/bin:/usr/bin:/bin"
+}
+
+@test "a carried image config that is not JSON is refused, naming the archive and the member" {
+	mkdir -p "$T/tree/.enter-devroot"
+	echo '{"config": ' > "$T/tree/.enter-devroot/image-config.json"
+	tar -C "$T/tree" -czf "$T/bad.tar.gz" .
+	edr_run create bad --from "$T/bad.tar.gz"
+	assert_edr_error "$EDR_TOOL_EXIT" "$T/bad.tar.gz" ".enter-devroot/image-config.json"
+	assert_no_root bad
+}
