@@ -23,7 +23,8 @@ struct command_info
 
 #define ENTER_OPTIONS_HELP \
   "  --workdir DIR     start in DIR inside the root (default: your home there, else /)\n" \
-  "  --env K=V         set a variable (repeatable; applied last)\n" \
+  "  --env K=V         set a variable (repeatable; applied last); --env K passes your\n" \
+  "                    own K (as docker's -e K; nothing when you have none)\n" \
   "  --clear-env       start from an empty environment: only PATH and --env\n" \
   "  --mode MODE       auto (default): chroot, falling back to a user namespace when the\n" \
   "                    kernel refuses; chroot: never fall back; userns: always use one\n" \
@@ -36,14 +37,16 @@ struct command_info
   "  --root            look like root inside, for package managers: getuid() and friends\n" \
   "                    report 0, chown, set*id and mknod of devices succeed without\n" \
   "                    effect; no privilege is gained (files stay yours; see the man page)\n" \
-  "  --bind SRC:DST[:ro]  mount the host directory SRC on DST inside the root (userns\n" \
-  "                    mode only; repeatable; DST is created in the root if missing)\n" \
+  "  --bind SRC:DST[:ro]  mount the host directory, file or socket SRC on DST inside the\n" \
+  "                    root (userns mode only; repeatable; DST is created in the root if\n" \
+  "                    missing: a directory, or an empty file for a file or a socket)\n" \
   "  --timeout SECONDS stop the command after SECONDS: SIGTERM, then SIGKILL to every\n" \
   "                    process it started 5 seconds later; exit status 124\n" \
   "\n" \
   "The environment keeps TERM, COLORTERM, LANG, LANGUAGE, LC_* and TZ from yours (and a\n" \
-  "Slurm job's SLURM_*, SLURMD_*, PMI_*, PMIX_*, OMPI_*), and sets\n" \
-  "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin, HOME, USER, LOGNAME\n" \
+  "Slurm job's SLURM_*, SLURMD_*, PMI_*, PMIX_*, OMPI_*), and sets PATH (Debian's user\n" \
+  "PATH with the sbin directories: /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:\n" \
+  "/sbin:/bin:/usr/local/games:/usr/games), HOME, USER, LOGNAME\n" \
   "and SHELL from the root's /etc/passwd, ENTER_DEVROOT_NAME and debian_chroot to the\n" \
   "devroot's name. Nothing else of yours passes through.\n"
 
@@ -94,7 +97,8 @@ static const struct command_info commands[] = {
     "is not restored. Your user is added to the root's /etc/passwd and /etc/group (home\n"
     "/home/USER) when the root has those files and no entry for your uid.\n" },
   { "enter", CMD_ENTER, true, "enter NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
-    "                       [--no-landlock] [--no-host-dns] [--root]",
+    "                       [--no-landlock] [--no-host-dns] [--root]\n"
+    "                       [--bind SRC:DST[:ro]]... [--timeout SECONDS]",
     "Start an interactive shell inside devroot NAME: your login shell from the root's\n"
     "/etc/passwd, else /bin/sh, run with -i (not as a login shell) when standard input\n"
     "is a terminal; with commands piped in, the shell just reads them (no prompts).\n"
@@ -129,7 +133,8 @@ static const struct command_info commands[] = {
     "Without CMD, a devroot made from an OCI image runs its Entrypoint+Cmd.\n"
     "\n" ENTER_OPTIONS_HELP IMAGE_HELP },
   { "list", CMD_LIST, false, "list [--json]",
-    "List the devroots: name, size, creation time, source.\n"
+    "List the devroots: name, size of what create unpacked (SIZE-AT-CREATION: not counting\n"
+    "what was installed since), creation time, source.\n"
     "\n"
     "  --json            one JSON array of objects with name, path, source, sha256,\n"
     "                    created (RFC 3339, UTC) and size_bytes\n" },
@@ -380,10 +385,19 @@ append_word (char ***v, char *s)
   (*v)[n + 1] = NULL;
 }
 
+/* --env K=V, or --env K for your own K as docker's -e K takes it: its value now, or
+ * nothing at all when you have no K (the command then gets the root's or image's). */
 static void
 add_env_assignment (struct cli *cli, const char *kv)
 {
   const char *why;
+  if (kv[0] != '\0' && strchr (kv, '=') == NULL)
+    {
+      const char *value = getenv (kv);
+      if (value != NULL)
+        append_word (&cli->enter.env.assignments, xasprintf ("%s=%s", kv, value));
+      return;
+    }
   if (env_check_assignment (kv, &why) < 0)
     usage_error (NULL, "invalid --env '%s': %s", kv, why);
   append_word (&cli->enter.env.assignments, xstrdup (kv));

@@ -645,7 +645,10 @@ store_list (bool json)
   if (json)
     strbuf_append (&out, n == 0 ? "[" : "[\n");
   else if (n > 0)
-    strbuf_appendf (&out, "%-*s %8s  %-20s  %s\n", width, "NAME", "SIZE", "CREATED", "SOURCE");
+    /* The size is what create unpacked (the metadata's): walking every root to measure it
+     * now would make a listing of large roots take seconds. The header says so. */
+    strbuf_appendf (&out, "%-*s %-16s  %-20s  %s\n", width, "NAME", "SIZE-AT-CREATION",
+                    "CREATED", "SOURCE");
   for (size_t i = 0; i < n; i++)
     {
       cleanup_free char *root = paths_root (&p, names[i]);
@@ -662,7 +665,7 @@ store_list (bool json)
       else
         {
           cleanup_free char *size = human_size (m.size_bytes);
-          strbuf_appendf (&out, "%-*s %8s  %-20s  %s\n", width, m.name, size,
+          strbuf_appendf (&out, "%-*s %-16s  %-20s  %s\n", width, m.name, size,
                           m.created != NULL ? m.created : "-", m.source != NULL ? m.source : "-");
         }
       meta_clear (&m);

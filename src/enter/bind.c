@@ -1,11 +1,12 @@
-/* --bind SRC:DST[:ro] (see bind.h). Directories only: a file's mount point would have to
- * be created as a file in the root, and a bound file pins one inode (an editor that
- * replaces the file on the host is not seen inside); a CI job binds its checkout and its
- * artifacts directory. SRC is the caller's own host path and is followed like any path
- * they type; DST is inside the root, where anything may have planted a symlink, so it is
- * walked component by component from the root's fd with O_NOFOLLOW (what openat2's
- * RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS would do, on every kernel), and the mount goes on
- * the fd the walk ended with, not on a path looked up again.
+/* --bind SRC:DST[:ro] (see bind.h). SRC is a directory (a CI job's checkout, its
+ * artifacts), or a file or a socket (~/.gitconfig, ~/.netrc, $SSH_AUTH_SOCK): a missing
+ * DST is created as a directory or an empty file to match. A bound file pins one inode:
+ * an editor that replaces the file on the host by renaming a new one over it is not seen
+ * inside (bind its directory for that). SRC is the caller's own host path and is followed
+ * like any path they type; DST is inside the root, where anything may have planted a
+ * symlink, so it is walked component by component from the root's fd with O_NOFOLLOW
+ * (what openat2's RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS would do, on every kernel), and
+ * the mount goes on the fd the walk ended with, not on a path looked up again.
  *
  * The Landlock domain (confine.c) needs no rule of its own: a path-beneath rule is checked
  * by walking up from the accessed file across mount points, so the rule on the root
@@ -78,9 +79,10 @@ parse_one (const char *spec, struct bind *b)
   struct stat st;
   if (stat (src, &st) < 0)
     die ("invalid --bind '%s': SRC %s: %s", spec, src, strerror (errno));
-  if (!S_ISDIR (st.st_mode))
-    die ("invalid --bind '%s': SRC %s is not a directory (only directories can be bound)",
-         spec, src);
+  if (S_ISBLK (st.st_mode) || S_ISCHR (st.st_mode))
+    die ("invalid --bind '%s': SRC %s is a device (directories, files and sockets can be "
+         "bound)", spec, src);
+  b->dir = S_ISDIR (st.st_mode);
 
   if (dst[0] != '/')
     die ("invalid --bind '%s': DST '%s' is not an absolute path inside the root", spec, dst);
@@ -109,9 +111,42 @@ bind_parse_all (char **specs, size_t *n_out)
   return binds;
 }
 
+/* DST's last component COMP under CUR when SRC is not a directory: an existing file,
+ * socket or FIFO, or with CREATE an empty file made for it; -1 (errno ENOENT) when
+ * missing and not CREATE. die()s on a symlink or a directory. */
+static int
+open_dst_leaf (const char *name, const struct bind *b, int cur, const char *comp, bool create)
+{
+  int fd = openat (cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    {
+      if (!create)
+        return -1;
+      int made = openat (cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (made < 0 && errno != EEXIST)
+        die ("cannot bind %s on %s in root '%s': cannot create %s: %s", b->src, b->dst, name,
+             comp, strerror (errno));
+      if (made >= 0)
+        close (made);
+      fd = openat (cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    }
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0)
+    die ("cannot bind %s on %s in root '%s': %s: %s", b->src, b->dst, name, comp,
+         strerror (errno));
+  if (S_ISLNK (st.st_mode))
+    die ("cannot bind %s on %s in root '%s': '%s' is a symlink in the root (never followed)",
+         b->src, b->dst, name, comp);
+  if (S_ISDIR (st.st_mode))
+    die ("cannot bind %s on %s in root '%s': '%s' is a directory, and %s is not", b->src,
+         b->dst, name, comp, b->src);
+  return fd;
+}
+
 /* Open B's DST from the working directory (the root) one component at a time, never
  * following a symlink. With CREATE false, stop at the first missing component (-1 with
- * errno ENOENT); with CREATE true, make it. die()s on a symlink or a non-directory. */
+ * errno ENOENT); with CREATE true, make it. die()s on a symlink, a non-directory on the
+ * way, or a last component whose kind is not SRC's (a directory for a directory). */
 static int
 open_dst (const char *name, const struct bind *b, bool create)
 {
@@ -119,14 +154,28 @@ open_dst (const char *name, const struct bind *b, bool create)
   if (cur < 0)
     die_with_error ("cannot enter root '%s': open the root", name);
   size_t pos = 0;
-  for (char *c; (c = next_component (b->dst, &pos)) != NULL;)
+  char *next = next_component (b->dst, &pos);
+  while (next != NULL)
     {
-      cleanup_free char *comp = c;
+      cleanup_free char *comp = next;
+      next = next_component (b->dst, &pos);
+      if (next == NULL && !b->dir)
+        {
+          int fd = open_dst_leaf (name, b, cur, comp, create);
+          if (fd < 0)
+            return -1;
+          close (cur);
+          cur = fd;
+          break;
+        }
       int fd = openat (cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0 && errno == ENOENT)
         {
           if (!create)
-            return -1;
+            {
+              free (next);
+              return -1;
+            }
           if (mkdirat (cur, comp, 0755) < 0 && errno != EEXIST)
             die ("cannot bind %s on %s in root '%s': cannot create %s: %s", b->src, b->dst,
                  name, comp, strerror (errno));

@@ -1,4 +1,5 @@
-/* --bind SRC:DST[:ro]: host directories mounted into a userns-mode devroot. */
+/* --bind SRC:DST[:ro]: host directories, files and sockets mounted into a userns-mode
+ * devroot. */
 #pragma once
 
 #include <stdbool.h>
@@ -6,13 +7,14 @@
 
 struct bind
 {
-  char *src; /* absolute host path of a directory */
+  char *src; /* absolute host path of a directory, a file or a socket */
   char *dst; /* absolute path inside the root, without "." or ".." components */
   bool ro;
+  bool dir;  /* SRC is a directory (DST is made one), else DST is made an empty file */
 };
 
 /* Parse and check every SPECS entry (--bind values) against the host, before anything is
- * created: SRC absolute, existing, a directory; DST absolute, not "/", no "..". die()s
+ * created: SRC absolute, existing, not a device; DST absolute, not "/", no "..". die()s
  * with one line naming the --bind at fault. *N_OUT entries; caller frees with bind_free. */
 struct bind *bind_parse_all (char **specs, size_t *n_out);
 void bind_free (struct bind *binds, size_t n);
@@ -24,6 +26,7 @@ void bind_free (struct bind *binds, size_t n);
 void bind_check_all (const char *name, const struct bind *binds, size_t n);
 
 /* In the job's mount namespace, working directory the root, before chroot: create the
- * missing components of each DST (0755), walked as above, and mount SRC there
+ * missing components of each DST (directories 0755; the last an empty file 0644 when SRC
+ * is not a directory), walked as above, and mount SRC there
  * (recursively; read-only with :ro, submounts included). die()s naming the --bind. */
 void bind_mount_all (const char *name, const struct bind *binds, size_t n);

@@ -3,7 +3,10 @@
 
 #include "common/options.h"
 
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+/* Debian's user PATH (/etc/profile: .../usr/local/games:/usr/games), with the sbin
+ * directories --root's package managers need. */
+#define DEFAULT_PATH \
+  "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/games:/usr/games"
 
 /* Who the command runs as, read from the root's /etc/passwd; NULL fields are left unset. */
 struct env_user

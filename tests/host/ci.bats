@@ -162,12 +162,37 @@ teardown() {
 	echo x > "$(root_of r)/opt/plain"
 	local before spec
 	before=$(snapshot "$(root_of r)")
-	for spec in "src:/x" "$W/missing:/x" "$W/file:/x" "$W/src:x" "$W/src:/a/../x" "$W/src:/" \
+	for spec in "src:/x" "$W/missing:/x" "/dev/null:/x" "$W/src:x" "$W/src:/a/../x" "$W/src:/" \
 		"$W/src" "$W/src:/opt/link/x" "$W/src:/opt/plain/x"; do
 		edr_run run --bind "$spec" --bind "$W/src:/fresh" r -- true
 		assert_edr_error "$EDR_TOOL_EXIT" "${spec%%:*}"
 		assert_equal "$(snapshot "$(root_of r)")" "$before"
 	done
+}
+
+@test "bind: a host file and a socket (~/.gitconfig, \$SSH_AUTH_SOCK) appear at DST, made an empty file in the root" {
+	printf '[user]\n\tname = Me\n' > "$W/gitconfig"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$W/agent.sock"
+	edr_run run --bind "$W/gitconfig:/home/me/.gitconfig:ro" --bind "$W/agent.sock:/run/agent.sock" r \
+		-- sh -c 'cat /home/me/.gitconfig; [ -S /run/agent.sock ] && echo socket'
+	assert_status 0
+	assert_output "$(printf '[user]\n\tname = Me\nsocket')"
+	[[ -f $(root_of r)/home/me/.gitconfig && ! -s $(root_of r)/home/me/.gitconfig ]] ||
+		fail "DST was not made an empty file in the root"
+	[[ -f $(root_of r)/run/agent.sock ]] || fail "the socket's DST is not an empty file in the root"
+}
+
+@test "bind: a file on a directory of the root, or a directory on a file, is one line naming DST" {
+	mkdir -p "$W/src" "$(root_of r)/opt/dir"
+	echo f > "$W/file"
+	echo x > "$(root_of r)/opt/plain"
+	edr_run run --bind "$W/file:/opt/dir" r -- true
+	assert_edr_error "$EDR_TOOL_EXIT" "'dir' is a directory"
+	edr_run run --bind "$W/src:/opt/plain" r -- true
+	assert_edr_error "$EDR_TOOL_EXIT" "'plain' is not a directory"
+	ln -s /etc/passwd "$(root_of r)/opt/flink"
+	edr_run run --bind "$W/file:/opt/flink" r -- true
+	assert_edr_error "$EDR_TOOL_EXIT" "'flink' is a symlink in the root"
 }
 
 @test "bind: a DST through a symlink in the root names the symlink" {

@@ -36,6 +36,15 @@ teardown() { edr_teardown; }
 	done
 }
 
+@test "cli: --help's usage lines show every option each subcommand takes (enter's --bind and --timeout)" {
+	edr_run --help
+	assert_status 0
+	local enter
+	enter=$(sed -n '/^  enter-devroot enter /,/^  enter-devroot run /p' <<< "$output")
+	[[ $enter == *"--bind SRC:DST[:ro]"* && $enter == *"--timeout SECONDS"* ]] ||
+		fail "enter's usage lacks --bind or --timeout: $enter"
+}
+
 @test "cli: help of an unknown subcommand is refused with 125 naming it" {
 	edr_run help frobnicate
 	assert_edr_error 125 frobnicate

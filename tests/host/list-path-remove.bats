@@ -206,3 +206,14 @@ walk(doc)
 	assert_equal "$(wc -l <<< "$col")" 1
 	[[ ${lines[1]} == "$long "* ]] || fail "the long name is cut: $output"
 }
+
+@test "list: the size column says it is the size at creation, which installing more does not change" {
+	create_default a
+	edr_run list
+	assert_line --index 0 --regexp '^NAME +SIZE-AT-CREATION +CREATED +SOURCE$'
+	local before
+	before=$(awk 'NR == 2 { print $2 }' <<< "$output")
+	head -c 3M /dev/zero > "$(edr path a)/big"
+	edr_run list
+	assert_equal "$(awk 'NR == 2 { print $2 }' <<< "$output")" "$before"
+}

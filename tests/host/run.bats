@@ -150,9 +150,13 @@ teardown() { edr_teardown; }
 	assert_output from-flag
 }
 
-@test "run: --env without = is refused with 125 naming it" {
-	edr_run run dev --env NOEQUALS -- true
-	assert_edr_error 125 NOEQUALS
+@test "run: --env K without = passes the caller's K, as docker's -e K; nothing when the caller has none" {
+	unset ABSENT
+	FROM_HOST='a b=c' edr_run run dev --env FROM_HOST --env ABSENT -- sh -c 'echo "$FROM_HOST|${ABSENT-unset}"'
+	assert_status 0
+	assert_output 'a b=c|unset'
+	FROM_HOST=x edr_run run dev --clear-env --env FROM_HOST -- sh -c 'echo "$FROM_HOST"'
+	assert_output x
 }
 
 @test "run: --env with an empty or invalid name is refused with 125" {
@@ -182,6 +186,11 @@ teardown() { edr_teardown; }
 	refute_output --partial /host/only
 	assert_output --regexp '(^|:)/bin(:|$)'
 	assert_output --regexp '(^|:)/usr/bin(:|$)'
+}
+
+@test "run: PATH is Debian's user PATH (games included) with the sbin directories" {
+	edr_run run dev -- sh -c 'echo "$PATH"'
+	assert_output /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/games:/usr/games
 }
 
 @test "run: HOME is set inside" {
