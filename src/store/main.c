@@ -1,9 +1,12 @@
 /* enter-devroot-store: the half of enter-devroot that links libarchive, libcurl and
  * libcrypto: create, templates, fetch, cache, export and publish. enter-devroot execs it with its own argv
  * (see helper.h); run by hand it does the same commands. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,6 +92,15 @@ announce_created (const struct cli *cli)
     return;
   struct store_paths p;
   store_paths_from_env (&p);
+  /* A root whose run lock someone holds while it is created is `run --ephemeral`'s (or a
+   * Slurm step's), which removes it when its command ends: nothing to enter later. */
+  cleanup_free char *lock = paths_run_lock (&p, cli->name);
+  cleanup_fd int lockfd = open (lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (lockfd >= 0 && flock (lockfd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+    {
+      store_paths_clear (&p);
+      return;
+    }
   cleanup_free char *meta_path = paths_meta (&p, cli->name);
   store_paths_clear (&p);
   struct meta m = { 0 };

@@ -8,9 +8,28 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "store/oci-ref.h"
 #include "store/source.h"
 
 #define DEFAULT_TEMPLATE_FILE "minimal.tar.gz"
+
+/* Whether a missing file's PATH reads as docker's habit of naming an image without a
+ * scheme: REGISTRY:PORT/REPO, REPO:TAG, localhost/REPO (a ':' or localhost/, where a
+ * tarball's name rarely has one), and is a valid docker:// reference. */
+static bool
+looks_like_image (const char *path)
+{
+  if (path[0] == '/' || path[0] == '.'
+      || (strchr (path, ':') == NULL && strncmp (path, "localhost/", strlen ("localhost/")) != 0))
+    return false;
+  cleanup_free char *ref = xasprintf ("docker://%s", path);
+  struct oci_ref r;
+  const char *why;
+  if (oci_ref_parse (ref, &r, &why) < 0)
+    return false;
+  oci_ref_clear (&r);
+  return true;
+}
 
 void
 source_open_file (struct source *src, const char *path)
@@ -30,6 +49,9 @@ source_open_file (struct source *src, const char *path)
       return;
     }
   int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0 && errno == ENOENT && looks_like_image (path))
+    die ("cannot open %s: %s (an image? did you mean docker://%s)", path, strerror (ENOENT),
+         path);
   if (fd < 0)
     die_with_error ("cannot open %s", path);
   if (fstat (fd, &st) < 0)

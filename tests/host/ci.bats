@@ -333,6 +333,16 @@ EOS
 	assert_edr_error "$EDR_TOOL_EXIT" "mutually exclusive"
 }
 
+@test "ephemeral: on a terminal, run --ephemeral does not advertise entering the root it deletes (create does)" {
+	command -v script >/dev/null || skip "script(1) not installed (util-linux)"
+	run script -qec "$EDR_BIN run --ephemeral -- true" /dev/null
+	assert_success
+	refute_output --partial "enter it with"
+	run script -qec "$EDR_BIN create made" /dev/null
+	assert_success
+	assert_output --partial "enter it with 'enter-devroot enter made'"
+}
+
 @test "ephemeral: with --bind, artifacts land on the host and the root is gone" {
 	"$EDR_BIN" remove r
 	mkdir -p "$W/out"

@@ -166,3 +166,15 @@ odd_tree() {
 	assert_edr_error 125 "template 'no-such-template'" "not a built-in template" \
 		"no template catalogue configured" "--index"
 }
+
+@test "inputs: --from REGISTRY:PORT/REPO or REPO:TAG without docker:// (docker's habit) says did you mean docker://" {
+	local ref
+	for ref in 127.0.0.1:5000/team/tiny ubuntu:22.04 localhost/tiny; do
+		edr_run create x --from "$ref"
+		assert_edr_error 125 "cannot open $ref" "did you mean docker://$ref"
+	done
+	# A missing file is only that.
+	edr_run create x --from "$W/missing.tar"
+	assert_edr_error 125 "cannot open $W/missing.tar"
+	[[ $stderr != *docker://* ]] || fail "$(last_run)"
+}
