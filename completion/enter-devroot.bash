@@ -1,8 +1,22 @@
-# bash completion for enter-devroot(1): subcommands, their options, and root names.
+# bash completion for enter-devroot(1): subcommands, their options, root and template
+# names. Loaded by Debian's bash-completion package (apt-get install bash-completion),
+# from /usr/local/share or ~/.local/share/bash-completion/completions, in a new shell.
+# The "name" of each object of a --json listing (list, templates), one per line.
+_enter_devroot_names()
+{
+	sed -n 's/^  {"name": "\([A-Za-z0-9._-]*\)".*/\1/p'
+}
+
 _enter_devroot_roots()
 {
-	enter-devroot list --json 2>/dev/null |
-		sed -n 's/^  {"name": "\([A-Za-z0-9._-]*\)".*/\1/p'
+	enter-devroot list --json 2>/dev/null | _enter_devroot_names
+}
+
+# The configured catalogue's templates and the built-in ones (a catalogue that cannot be
+# reached gives the built-in ones, or nothing, rather than a wait: at most 5 seconds).
+_enter_devroot_templates()
+{
+	timeout 5 enter-devroot templates --json 2>/dev/null | _enter_devroot_names
 }
 
 _enter_devroot()
@@ -39,8 +53,9 @@ _enter_devroot()
 		[[ $cur == *[:/]* ]] || COMPREPLY+=($(compgen -W "docker:// oci: docker-archive:" -- "$cur"))
 		compopt -o filenames 2>/dev/null; return ;;
 	--cacert) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
-	--bind) COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
-	--workdir|--template|--sha256|--env|--index|--timeout|--max-size) return ;;
+	--bind) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
+	--template) COMPREPLY=($(compgen -W "$(_enter_devroot_templates)" -- "$cur")); return ;;
+	--workdir|--sha256|--env|--index|--timeout|--max-size) return ;;
 	--platform) COMPREPLY=($(compgen -W "linux/amd64 linux/arm64 linux/arm/v7 linux/386 linux/ppc64le linux/s390x linux/riscv64" -- "$cur")); return ;;
 	--mode) COMPREPLY=($(compgen -W "auto chroot userns" -- "$cur")); return ;;
 	--compress) COMPREPLY=($(compgen -W "zstd gzip xz none" -- "$cur")); return ;;
@@ -93,6 +108,7 @@ _enter_devroot()
 		fi
 		;;
 	remove) COMPREPLY=($(compgen -W "$(_enter_devroot_roots)" -- "$cur")) ;; # every word is one
+	fetch) COMPREPLY=($(compgen -W "$(_enter_devroot_templates)" -- "$cur")) ;;
 	enter|run|path)
 		# Only the first non-option word is a root name.
 		local have_name=

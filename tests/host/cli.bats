@@ -178,3 +178,50 @@ bad_names=(
 	edr_run enter dev --mode bogus
 	assert_edr_error 125 bogus
 }
+
+# complete WORD...: what the bash completion offers for the last WORD of
+# "enter-devroot WORD...", one per line (completion/enter-devroot.bash, staged by run).
+complete_words() {
+	run bash -c 'PATH=$(dirname "$1"):$PATH; source "$2"; shift 2
+		COMP_WORDS=(enter-devroot "$@"); COMP_CWORD=$#; _enter_devroot 2>/dev/null
+		printf "%s\n" "${COMPREPLY[@]}" | sort' _ "$EDR_BIN" \
+		"$BATS_TEST_DIRNAME/../../completion/enter-devroot.bash" "$@"
+}
+
+@test "completion: --template and fetch complete template names (the built-in ones with no catalogue)" {
+	complete_words create x --template m
+	assert_output minimal
+	complete_words run --ephemeral --template debian-bookworm
+	assert_output "$(printf 'debian-bookworm\ndebian-bookworm-build')"
+	complete_words fetch g
+	assert_output "$(printf 'gcc\ngolang')"
+}
+
+@test "completion: --bind completes files as well as directories" {
+	mkdir -p "$W/dir"
+	: > "$W/dotgitconfig"
+	complete_words run r --bind "$W/d"
+	assert_output "$(printf '%s\n' "$W/dir" "$W/dotgitconfig")"
+}
+
+@test "quickstart's notes: ~/.local/bin that Debian's ~/.profile adds at the next login, bash-completion missing" {
+	local notes=$BATS_TEST_DIRNAME/../../scripts/after-install-notes h=$W/home
+	mkdir -p "$h"
+	cp /etc/skel/.profile "$h/.profile" 2>/dev/null ||
+		printf 'if [ -d "$HOME/.local/bin" ] ; then\n    PATH="$HOME/.local/bin:$PATH"\nfi\n' > "$h/.profile"
+	run --separate-stderr env HOME="$h" PATH=/usr/bin:/bin BASH_COMPLETION_SCRIPT="$W/none" "$notes" "$h/.local"
+	assert_success
+	[[ $stderr == *"$h/.local/bin is not on this session's PATH: your ~/.profile adds it at your next login"* ]] ||
+		fail "$(last_run)"
+	[[ $stderr == *"needs Debian's bash-completion package"* ]] || fail "$(last_run)"
+	# No such ~/.profile: add it yourself. bash-completion there: nothing to say of it.
+	rm "$h/.profile"
+	: > "$W/loader"
+	run --separate-stderr env HOME="$h" PATH=/usr/bin:/bin BASH_COMPLETION_SCRIPT="$W/loader" "$notes" "$h/.local"
+	[[ $stderr == *"$h/.local/bin is not on your PATH: add it"* && $stderr != *bash-completion* ]] ||
+		fail "$(last_run)"
+	# Nothing left to do: nothing said.
+	run --separate-stderr env HOME="$h" PATH="$h/.local/bin:/usr/bin:/bin" BASH_COMPLETION_SCRIPT="$W/loader" "$notes" "$h/.local"
+	assert_success
+	[[ -z $stderr ]] || fail "$(last_run)"
+}
