@@ -254,8 +254,9 @@ layout_open_blob (struct image_source *s, const struct oci_descriptor *d, struct
 }
 
 static void
-create_from_layout (const char *name, const char *arg, const struct oci_ref *ref,
-                    const struct oci_platform *platform, const struct extract_opts *xopts)
+create_from_layout (const char *name, const char *arg, const char *recorded,
+                    const struct oci_ref *ref, const struct oci_platform *platform,
+                    const struct extract_opts *xopts)
 {
   struct layout l = { .dirfd = open (ref->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
   if (l.dirfd < 0)
@@ -280,7 +281,7 @@ create_from_layout (const char *name, const char *arg, const struct oci_ref *ref
   cleanup_free char *digest = steal_pointer (&d.digest);
   text = resolve_manifest (&s, text, &len, &digest, d.media_type, platform);
   oci_descriptor_clear (&d);
-  create_from_manifest (name, arg, &s, text, len, digest, xopts);
+  create_from_manifest (name, recorded, &s, text, len, digest, xopts);
   free (text);
   close (l.dirfd);
 }
@@ -391,8 +392,8 @@ archive_open_blob (struct image_source *s, const struct oci_descriptor *d, struc
 }
 
 static void
-create_from_archive (const char *name, const char *arg, const struct oci_ref *ref,
-                     const struct extract_opts *xopts)
+create_from_archive (const char *name, const char *arg, const char *recorded,
+                     const struct oci_ref *ref, const struct extract_opts *xopts)
 {
   struct archive_index ai = { .fd = open (ref->path, O_RDONLY | O_CLOEXEC | O_NOCTTY) };
   if (ai.fd < 0)
@@ -410,7 +411,7 @@ create_from_archive (const char *name, const char *arg, const struct oci_ref *re
   cleanup_free char *cwhat = xasprintf ("%s: %s", arg, config_name);
   cleanup_free char *config = archive_read_member (&ai, config_name, cwhat, &len);
   /* The image ID: the config's digest names a docker save image as a manifest's would. */
-  struct meta_image image = { .ref = xstrdup (arg), .digest = oci_digest_of (config, len) };
+  struct meta_image image = { .ref = xstrdup (recorded), .digest = oci_digest_of (config, len) };
   oci_config_parse (config, len, cwhat, &image, &ai.diff_ids);
   size_t n = strv_length (ai.layers);
   if (strv_length (ai.diff_ids) != n)
@@ -423,7 +424,8 @@ create_from_archive (const char *name, const char *arg, const struct oci_ref *re
   struct image_source s = { .what = arg, .open_blob = archive_open_blob, .data = &ai };
   struct apply a;
   apply_open (&a, &s, &m, image.workdir);
-  store_create_layered (name, arg, digest_hex (image.digest), &image, apply_layers, &a, xopts);
+  store_create_layered (name, recorded, digest_hex (image.digest), &image, apply_layers, &a,
+                        xopts);
   apply_clear (&a);
   meta_clear (&(struct meta) { .image = image });
   oci_manifest_clear (&m);
@@ -453,6 +455,22 @@ create_from_registry (const char *name, const char *arg, const struct oci_ref *r
   registry_close (&s);
 }
 
+/* What the root's metadata records of ARG: oci:DIR and docker-archive:FILE with DIR or FILE
+ * made absolute, so that `images` and `list` say where the image was whatever directory
+ * the create ran in (a path that does not resolve is kept: opening it fails anyway). */
+static char *
+recorded_ref (const char *arg, const struct oci_ref *ref)
+{
+  if (ref->kind == OCI_REF_DOCKER || ref->path[0] == '/')
+    return xstrdup (arg);
+  const char *path = strchr (arg, ':') + 1; /* after "oci:" or "docker-archive:" */
+  size_t len = strlen (ref->path);
+  cleanup_free char *absolute = realpath (ref->path, NULL);
+  if (absolute == NULL || strncmp (path, ref->path, len) != 0)
+    return xstrdup (arg);
+  return xasprintf ("%.*s%s%s", (int) (path - arg), arg, absolute, path + len);
+}
+
 void
 oci_create (const char *name, const char *arg, const struct oci_opts *o,
             const struct extract_opts *xopts)
@@ -463,10 +481,11 @@ oci_create (const char *name, const char *arg, const struct oci_opts *o,
     die ("create: invalid image reference '%s': %s", arg, why);
   struct oci_platform platform;
   oci_platform_parse (o->platform, &platform);
+  cleanup_free char *recorded = recorded_ref (arg, &ref);
   if (ref.kind == OCI_REF_LAYOUT)
-    create_from_layout (name, arg, &ref, &platform, xopts);
+    create_from_layout (name, arg, recorded, &ref, &platform, xopts);
   else if (ref.kind == OCI_REF_ARCHIVE)
-    create_from_archive (name, arg, &ref, xopts);
+    create_from_archive (name, arg, recorded, &ref, xopts);
   else
     create_from_registry (name, arg, &ref, &platform, o, xopts);
   oci_platform_clear (&platform);

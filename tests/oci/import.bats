@@ -53,6 +53,20 @@ config_image() {
 	assert_output "c $digest"
 }
 
+@test "oci: a relative oci:DIR or docker-archive:FILE is recorded absolute, wherever images is run" {
+	config_image "$T/img" >/dev/null
+	skopeo copy -q "oci:$T/img:c" "docker-archive:$T/c.tar:img:c" 2>/dev/null || skip "skopeo cannot write a docker-archive"
+	cd "$T"
+	edr create rel --from oci:img:c --quiet
+	edr create arch --from docker-archive:./c.tar --quiet
+	cd /
+	edr_run images
+	assert_line --regexp "^rel +sha256:[0-9a-f]{64} +oci:$T/img:c\$"
+	assert_line --regexp "^arch +sha256:[0-9a-f]{64} +docker-archive:$T/c.tar\$"
+	edr_run list --json
+	assert_output --partial "\"source\": \"oci:$T/img:c\""
+}
+
 @test "oci: without a tag takes the layout's only image" {
 	config_image "$T/img" >/dev/null
 	edr_run create c --from "oci:$T/img" --quiet
