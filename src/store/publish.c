@@ -7,8 +7,10 @@
  *
  * Nothing is ever half-written where a client could read it: each file and the catalogue
  * are written to a temporary name in DIR and renamed into place, the catalogue last, so a
- * client reading it finds every file it lists. Publishers of the same DIR take turns
- * (a lock file, DIR/.index.lock). */
+ * client reading it finds every file it lists. Publishers of the same DIR take turns on a
+ * lock file, DIR/.index.lock, which the holder removes before it lets go, so the served
+ * directory keeps nothing of ours; a publisher that was waiting on the removed file finds
+ * it is no longer DIR's and takes the lock again on a new one. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -57,14 +59,39 @@ template_name (const char *archive, const char *base)
        ".tar)", archive);
 }
 
+#define LOCK_FILE "." CATALOG_FILE ".lock"
+
 static char *cleanup_tmp_name;
 static int cleanup_dirfd = -1;
 
+/* On die(), once the lock is held: the temporary file being written, and the lock file. */
 static void
 publish_cleanup (void)
 {
   if (cleanup_tmp_name != NULL)
     unlinkat (cleanup_dirfd, cleanup_tmp_name, 0);
+  unlinkat (cleanup_dirfd, LOCK_FILE, 0);
+}
+
+/* DIR's lock (LOCK_FILE), held: the fd of the file that is DIR's lock file now. */
+static int
+lock_dir (int dirfd, const char *dir)
+{
+  for (;;)
+    {
+      int fd = openat (dirfd, LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+      if (fd < 0 || flock (fd, LOCK_EX) < 0)
+        die_with_error ("publish: cannot lock %s/" LOCK_FILE, dir);
+      struct stat held, now;
+      if (fstat (fd, &held) == 0 && fstatat (dirfd, LOCK_FILE, &now, AT_SYMLINK_NOFOLLOW) == 0
+          && held.st_dev == now.st_dev && held.st_ino == now.st_ino)
+        {
+          cleanup_dirfd = dirfd;
+          set_die_cleanup (publish_cleanup);
+          return fd;
+        }
+      close (fd); /* its holder removed it meanwhile: try the new one */
+    }
 }
 
 /* A fresh temporary name in DIRFD for FINAL, registered for removal on die(). */
@@ -75,9 +102,7 @@ temp_name (int dirfd, const char *final)
   char *tmp = xasprintf (".%s.%ld.%u.tmp", final, (long) getpid (), serial++);
   if (unlinkat (dirfd, tmp, 0) < 0 && errno != ENOENT)
     die_with_error ("publish: cannot remove the stale %s", tmp);
-  cleanup_dirfd = dirfd;
   cleanup_tmp_name = tmp;
-  set_die_cleanup (publish_cleanup);
   return tmp;
 }
 
@@ -86,7 +111,6 @@ rename_into_place (int dirfd, const char *dir, char *tmp, const char *final)
 {
   if (renameat (dirfd, tmp, dirfd, final) < 0)
     die_with_error ("publish: cannot rename %s/%s to %s", dir, tmp, final);
-  set_die_cleanup (NULL);
   cleanup_tmp_name = NULL;
   free (tmp);
 }
@@ -213,10 +237,7 @@ publish (const char *dir, char *const *archives, const char *description, bool q
   cleanup_fd int dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0)
     die_with_error ("publish: cannot open %s", dir);
-  cleanup_fd int lockfd = openat (dirfd, "." CATALOG_FILE ".lock",
-                                  O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (lockfd < 0 || flock (lockfd, LOCK_EX) < 0)
-    die_with_error ("publish: cannot lock %s/." CATALOG_FILE ".lock", dir);
+  cleanup_fd int lockfd = lock_dir (dirfd, dir);
 
   struct catalog cat = { 0 };
   size_t len;
@@ -255,5 +276,8 @@ publish (const char *dir, char *const *archives, const char *description, bool q
   interrupt_check_note (INTERRUPTED_NOTE);
   write_catalog (dirfd, dir, &cat);
   interrupt_commit ();
+  if (unlinkat (dirfd, LOCK_FILE, 0) < 0)
+    die_with_error ("publish: cannot remove %s/" LOCK_FILE, dir);
+  set_die_cleanup (NULL);
   catalog_clear (&cat);
 }

@@ -178,10 +178,31 @@ listing() { tar -tf "$1"; }
 	grep -qx "sha256 = $(sha256sum "$W/one.tar.zst" | cut -d' ' -f1)" "$W/site/index" ||
 		fail "one's entry was lost"
 	run ls -A "$W/site"
-	assert_output ".index.lock
-index
+	assert_output "index
 one.tar.zst
 two.tar.zst"
+}
+
+@test "publish: concurrent publishes to one DIR take turns, every entry kept; no lock file is left in DIR" {
+	local i pids=()
+	for i in 1 2 3 4; do
+		edr export r "$W/t$i.tar.zst" || fail "export failed"
+	done
+	for i in 1 2 3 4; do
+		"$EDR_BIN" publish "$W/site" "$W/t$i.tar.zst" --quiet &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || fail "a publish failed"
+	done
+	[[ $(grep -c '^\[' "$W/site/index") == 4 ]] || fail "entries lost: $(cat "$W/site/index")"
+	run ls -A "$W/site"
+	assert_output "$(printf '%s\n' index t1.tar.zst t2.tar.zst t3.tar.zst t4.tar.zst)"
+	# A publish that fails removes it too.
+	cp "$W/t1.tar.zst" "$W/bad name.tar.zst"
+	edr_run publish "$W/site" "$W/bad name.tar.zst"
+	assert_edr_error 125 "bad name"
+	[[ ! -e $W/site/.index.lock ]] || fail "a failed publish left the lock file"
 }
 
 @test "publish: a bad archive name or a broken catalogue stops it before anything is written" {
