@@ -71,3 +71,21 @@ $(last_run)"
 	[[ ! -e $W/run/checkout/artifacts/hello ]] || fail "an artifact was kept from a failed job"
 	assert_equal "$(ls -A "$(store)/roots")" ""
 }
+
+@test "ci recipe: the GitHub workflow builds enter-devroot from its release tarball, installing only its build dependencies" {
+	run python3 - "$EDR_EXAMPLES/ci/github-actions.yml" "$BATS_TEST_DIRNAME/../../scripts/install-deps" <<-'EOF'
+	import re, sys, yaml
+	doc = yaml.safe_load(open(sys.argv[1]))
+	steps = [s for job in doc["jobs"].values() for s in job["steps"]]
+	install = next(s["run"] for s in steps if s.get("name", "").startswith("Install"))
+	deps = set(re.search(r"^build=\(([^)]*)\)", open(sys.argv[2]).read(), re.M).group(1).split())
+	wanted = set()
+	for m in re.finditer(r"apt-get install([^\n]*)", install.replace("\\\n", " ")):
+	    wanted |= {w for w in m.group(1).split() if not w.startswith("-")}
+	print("not build dependencies:", " ".join(sorted(wanted - deps)) or "none")
+	print("tarball:", "EDR_SOURCE" in doc.get("env", {}) and "$EDR_SOURCE" in install)
+	print("installs:", "./configure" in install and "make install" in install)
+	EOF
+	assert_success
+	assert_output "$(printf 'not build dependencies: none\ntarball: True\ninstalls: True')"
+}

@@ -225,3 +225,17 @@ complete_words() {
 	assert_success
 	[[ -z $stderr ]] || fail "$(last_run)"
 }
+
+@test "scripts/install-deps: apt-get install gets DEBIAN_FRONTEND=noninteractive through sudo" {
+	# Stand-ins: every package missing, a user who is not root, a sudo that resets the
+	# environment as sudo's env_reset does, an apt-get that says what it got.
+	mkdir -p "$W/stub"
+	printf '#!/bin/sh\nexit 1\n' > "$W/stub/dpkg-query"
+	printf '#!/bin/sh\necho 1000\n' > "$W/stub/id"
+	printf '#!/bin/sh\nexec env -i PATH="$PATH" "$@"\n' > "$W/stub/sudo"
+	printf '#!/bin/sh\necho "$1 DEBIAN_FRONTEND=${DEBIAN_FRONTEND-unset}" >> %s/apt.log\n' "$W" > "$W/stub/apt-get"
+	chmod 755 "$W/stub/"*
+	run env PATH="$W/stub:$PATH" "$BATS_TEST_DIRNAME/../../scripts/install-deps" build
+	assert_success
+	grep -qx 'install DEBIAN_FRONTEND=noninteractive' "$W/apt.log" || fail "$(cat "$W/apt.log")"
+}
