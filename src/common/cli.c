@@ -180,8 +180,9 @@ static const struct command_info commands[] = {
     "sorted by name, owners 0:0, hard links kept, modification times clamped to\n"
     "$SOURCE_DATE_EPOCH when it is set, so two exports of an unchanged root are identical.\n"
     "What create added is left out (your /etc/passwd and /etc/group lines and your home\n"
-    "/home/USER), regular files in /dev and the host's resolv.conf and hosts copied in by\n"
-    "entering are written empty. FILE is written under a temporary name and renamed.\n"
+    "/home/USER), and so are the apt and dpkg settings --root wrote; regular files in /dev\n"
+    "and the host's resolv.conf and hosts copied in by entering are written empty. FILE is\n"
+    "written under a temporary name and renamed.\n"
     "\n"
     "  --compress C      zstd (default, every core), gzip, xz or none\n"
     "  --quiet           no progress output, errors only\n" },

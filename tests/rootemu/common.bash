@@ -47,6 +47,17 @@ debian_root() {
 	r=$(root_of "$1")
 	rm -f "$r/etc/apt/sources.list" "$r"/etc/apt/sources.list.d/*
 	echo "deb [trusted=yes] $SERVE_URL/ ./" > "$r/etc/apt/sources.list.d/edr-test.list"
+	stock_apt "$r"
+}
+
+# stock_apt ROOT: apt and dpkg configured as in any Debian minbase root: without the
+# template's apt settings (rootfs-templates/debian/tailor.sh), so --root is tested on what
+# it meets in a root made elsewhere (docker://debian, mmdebstrap), and checked to hold no
+# sandbox or unsafe-io setting at all.
+stock_apt() {
+	rm -f "$1/etc/apt/apt.conf.d/90enter-devroot"
+	! grep -rqi -e 'Sandbox' -e 'unsafe-io' "$1/etc/apt" "$1/etc/dpkg" ||
+		fail "the root still configures apt's sandbox or dpkg's unsafe-io: $(grep -ril -e Sandbox -e unsafe-io "$1/etc/apt" "$1/etc/dpkg")"
 }
 
 # Show what the last run printed, for failure messages.
