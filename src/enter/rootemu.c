@@ -170,7 +170,10 @@ emit_block (struct prog *p, const uint32_t *fake, size_t n_fake, int64_t nr_mkno
 /* Write the settings of common/rootemu-files.h that are missing, in a root whose apt or
  * dpkg configuration directory exists; one stderr line names what was written. A file
  * already there, whatever it holds, is left alone (the root's own, or ours from an earlier
- * run). Failing to write is a warning: the package manager then fails with its own error. */
+ * run). Each is written under a temporary name with a dot, which neither apt nor dpkg
+ * reads, and linked into place, so a concurrent --root run never reads half of it and
+ * only the run that links it says so. Failing to write is a warning: the package manager
+ * then fails with its own error. */
 static void
 write_package_manager_settings (const char *name)
 {
@@ -183,18 +186,27 @@ write_package_manager_settings (const char *name)
       struct stat st;
       if (stat (dir, &st) < 0 || !S_ISDIR (st.st_mode))
         continue; /* not this package manager's root */
-      cleanup_fd int fd = open (f->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                                0644);
-      if (fd < 0 && errno == EEXIST)
+      if (lstat (f->path, &st) == 0)
         continue;
-      if (fd < 0 || write_all (fd, f->content, strlen (f->content)) < 0
-          || fchmod (fd, 0644) < 0)
+      cleanup_free char *tmp = xasprintf ("%s.%ld.tmp", f->path, (long) getpid ());
+      int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd < 0)
         {
           warn ("root '%s': --root: cannot write %s: %s", name, f->path, strerror (errno));
-          if (fd >= 0)
-            unlink (f->path);
           continue;
         }
+      int err = 0;
+      if (write_all (fd, f->content, strlen (f->content)) < 0 || fchmod (fd, 0644) < 0)
+        err = errno;
+      if (close (fd) < 0 && err == 0)
+        err = errno;
+      if (err == 0 && link (tmp, f->path) < 0)
+        err = errno;
+      unlink (tmp);
+      if (err != 0 && err != EEXIST) /* EEXIST: another run linked it first */
+        warn ("root '%s': --root: cannot write %s: %s", name, f->path, strerror (err));
+      if (err != 0)
+        continue;
       strbuf_append (&written, written.len > 0 ? ", " : "");
       strbuf_append (&written, f->path);
     }
