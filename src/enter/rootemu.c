@@ -21,18 +21,35 @@
  * Not faked: getresuid/getresgid (they write through pointers, which a filter cannot do:
  * they report the real ids), getgroups, capget, stat's owners (the real user).
  *
+ * Two things a filter cannot fake are settings instead (common/rootemu-files.h): apt's
+ * download sandbox checks that its switch to _apt changed the ids, and dpkg reopens each
+ * unpacked file for writing to fsync it, which a file shipped read-only (0440) refuses
+ * without root's DAC override. Before the filter, the settings that turn both off are
+ * written into the root where apt's and dpkg's configuration directories exist, once,
+ * announced on stderr; export leaves them out. Written from here, inside the root and its
+ * Landlock domain, a symlink in the root can send them nowhere a program inside could not
+ * write anyway. Why settings and not more emulation: the sandbox check reads getresuid(),
+ * which writes through a pointer, and requires setgid(0) to fail after the switch, so only
+ * per-thread credentials kept by a supervisor outside could pass it; DAC override needs a
+ * capability (none in chroot mode; in a user namespace CAP_DAC_OVERRIDE would work there
+ * only) or a supervisor opening files for the process outside its root and Landlock
+ * domain, a confused deputy; a filter can return an errno, never a file descriptor.
+ *
  * Installed after confine.c's filter (stacked: the kernel runs both and the stricter
  * answer wins), after no_new_privs and Landlock. Foreign architectures are left to
  * confine.c's filter, which kills them; x32 numbers never match here and are refused
  * there. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
+#include "common/rootemu-files.h"
 #include "common/util.h"
 #include "enter/bpf.h"
 #include "enter/rootemu.h"
@@ -150,9 +167,61 @@ emit_block (struct prog *p, const uint32_t *fake, size_t n_fake, int64_t nr_mkno
     land (p, to_fake[i], ret_fake);
 }
 
+/* Write the settings of common/rootemu-files.h that are missing, in a root whose apt or
+ * dpkg configuration directory exists; one stderr line names what was written. A file
+ * already there, whatever it holds, is left alone (the root's own, or ours from an earlier
+ * run). Each is written under a temporary name with a dot, which neither apt nor dpkg
+ * reads, and linked into place, so a concurrent --root run never reads half of it and
+ * only the run that links it says so. Failing to write is a warning: the package manager
+ * then fails with its own error. */
+static void
+write_package_manager_settings (const char *name)
+{
+  struct strbuf written = { 0 };
+  for (size_t i = 0; i < ROOTEMU_N_FILES; i++)
+    {
+      const struct rootemu_file *f = &rootemu_files[i];
+      cleanup_free char *dir = xstrdup (f->path);
+      *strrchr (dir, '/') = '\0';
+      struct stat st;
+      if (stat (dir, &st) < 0 || !S_ISDIR (st.st_mode))
+        continue; /* not this package manager's root */
+      if (lstat (f->path, &st) == 0)
+        continue;
+      cleanup_free char *tmp = xasprintf ("%s.%ld.tmp", f->path, (long) getpid ());
+      int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd < 0)
+        {
+          warn ("root '%s': --root: cannot write %s: %s", name, f->path, strerror (errno));
+          continue;
+        }
+      int err = 0;
+      if (write_all (fd, f->content, strlen (f->content)) < 0 || fchmod (fd, 0644) < 0)
+        err = errno;
+      if (close (fd) < 0 && err == 0)
+        err = errno;
+      if (err == 0 && link (tmp, f->path) < 0)
+        err = errno;
+      unlink (tmp);
+      if (err != 0 && err != EEXIST) /* EEXIST: another run linked it first */
+        warn ("root '%s': --root: cannot write %s: %s", name, f->path, strerror (err));
+      if (err != 0)
+        continue;
+      strbuf_append (&written, written.len > 0 ? ", " : "");
+      strbuf_append (&written, f->path);
+    }
+  cleanup_free char *list = strbuf_steal (&written);
+  if (list[0] != '\0')
+    fprintf (stderr, "%s: root '%s': --root wrote %s (apt downloads as root, dpkg skips "
+             "fsync; export leaves them out: ROOT EMULATION in enter-devroot(1))\n",
+             PROGRAM_NAME, name, list);
+}
+
 void
 rootemu_install (const char *name)
 {
+  write_package_manager_settings (name);
+
   static struct prog p; /* ~2 KiB: not on the stack of the entering path */
   p.len = 0;
 

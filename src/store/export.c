@@ -12,7 +12,8 @@
  * left out; regular files directly in /dev (the templates' stand-in /dev/null, which a
  * chroot-mode `cmd >/dev/null` fills) and the host's resolv.conf and hosts that entering
  * copied in (recognised by the stamp in the root's metadata) are written empty, as they
- * were. Hard links are kept (the first name in walk order holds the data). Device nodes
+ * were; the package-manager settings --root wrote (common/rootemu-files.h, recognised by
+ * their exact content) are left out. Hard links are kept (the first name in walk order holds the data). Device nodes
  * cannot exist in a devroot; FIFOs and sockets are left out (create skips them anyway).
  *
  * The root is untrusted and may be in use: it is read by walk.c, which reaches every entry
@@ -40,6 +41,7 @@
 #include "common/meta.h"
 #include "common/name.h"
 #include "common/paths.h"
+#include "common/rootemu-files.h"
 #include "common/roots.h"
 #include "common/util.h"
 #include "store/export.h"
@@ -265,12 +267,36 @@ export_file (struct exporter *x, const struct walk_entry *e)
 }
 
 /* One entry of the walk (walk.h: the root first, each directory's names in byte order). */
+/* Whether E is a setting --root wrote, byte for byte (read with pread: E's offset stays 0
+ * for export_file). A second name (hard link) makes it the root's own. */
+static bool
+is_rootemu_setting (const struct walk_entry *e)
+{
+  if (!S_ISREG (e->st.st_mode) || e->st.st_nlink != 1 || e->fd < 0)
+    return false;
+  for (size_t i = 0; i < ROOTEMU_N_FILES; i++)
+    {
+      const struct rootemu_file *f = &rootemu_files[i];
+      size_t want = strlen (f->content);
+      if (strcmp (e->path, f->path + 1) != 0 || (size_t) e->st.st_size != want)
+        continue;
+      char buf[512];
+      if (want >= sizeof buf)
+        return false;
+      ssize_t n = pread (e->fd, buf, want + 1, 0);
+      return n >= 0 && (size_t) n == want && memcmp (buf, f->content, want) == 0;
+    }
+  return false;
+}
+
 static enum walk_step
 export_entry (const struct walk_entry *e, void *data)
 {
   struct exporter *x = data;
   interrupt_check_note (x->interrupted_note);
   if (strcmp (e->path, x->added_home) == 0)
+    return WALK_SKIP;
+  if (is_rootemu_setting (e))
     return WALK_SKIP;
   begin_entry (x, e->path, &e->st);
   const char *shown = e->path[0] != '\0' ? e->path : "/";

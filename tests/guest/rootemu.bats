@@ -16,6 +16,11 @@ setup_file() {
 	rm -f "$r/etc/apt/sources.list" "$r"/etc/apt/sources.list.d/*
 	cp -R "$EDR_REPO" "$r/srv/edr-repo"
 	echo "deb [trusted=yes] file:/srv/edr-repo ./" > "$r/etc/apt/sources.list.d/edr-test.list"
+	# apt and dpkg configured as in any Debian minbase root, without the template's
+	# settings (rootfs-templates/debian/tailor.sh): --root must need none of ours.
+	rm -f "$r/etc/apt/apt.conf.d/90enter-devroot"
+	! grep -rqi -e Sandbox -e unsafe-io "$r/etc/apt" "$r/etc/dpkg" ||
+		fail "the root still configures apt's sandbox or dpkg's unsafe-io"
 }
 setup() {
 	guest_setup
@@ -32,7 +37,11 @@ teardown_file() { chmod -R u+w "$BATS_FILE_TMPDIR/data" 2>/dev/null || true; }
 	assert_status 100
 	[[ ${stderr_lines[0]} == "enter-devroot: hint: apt-get changes packages only as root: add --root (enter-devroot run deb --root -- apt-get ...)" ]] ||
 		fail "$(last_run)"
-	edr_run run deb --mode chroot --root -- sh -c 'apt-get update && apt-get install -y edr-greet'
+	edr_run run deb --mode chroot --root -- apt-get update
+	assert_status 0
+	[[ ${stderr_lines[0]} == "enter-devroot: root 'deb': --root wrote /etc/apt/apt.conf.d/99enter-devroot-root, /etc/dpkg/dpkg.cfg.d/enter-devroot-root (apt downloads as root, dpkg skips fsync; export leaves them out: ROOT EMULATION in enter-devroot(1))" ]] ||
+		fail "$(last_run)"
+	edr_run run deb --mode chroot --root -- apt-get install -y edr-greet
 	assert_status 0
 	assert_output --partial "Setting up edr-greet (1.0)"
 	edr_run run deb --mode chroot -- edr-greet
@@ -42,11 +51,25 @@ teardown_file() { chmod -R u+w "$BATS_FILE_TMPDIR/data" 2>/dev/null || true; }
 	assert_output "$UID
 edr-greet postinst: ran as uid 0
 edr-greet edr-greet 750 /var/lib/edr-greet"
+	grep -q '^edr-greet:x:[0-9]*:[0-9]*::/var/lib/edr-greet:/usr/sbin/nologin$' "$(root_of deb)/etc/passwd" ||
+		fail "useradd did not add edr-greet"
 	edr_run run deb --mode chroot --root -- apt-get remove -y edr-libgreet1
 	assert_status 0
 	edr_run run deb --mode chroot -- dpkg -l edr-greet edr-libgreet1
 	assert_line --regexp '^rc  edr-greet +1\.0 '
 	assert_line --regexp '^(rc|un)  edr-libgreet1 ' # no conffiles: removed is purged
+}
+
+@test "rootemu: chroot mode, --root: files shipped 0440 and 0444 install, keep their modes, dpkg -V is clean" {
+	edr_run run deb --mode chroot --root -- sh -c 'apt-get update && apt-get install -y edr-readonly'
+	assert_status 0
+	assert_output --partial "Setting up edr-readonly (1.0)"
+	local r=$(root_of deb)
+	[[ $(stat -c %a "$r/etc/sudoers.d/edr-readonly") == 440 ]] || fail "mode $(stat -c %a "$r/etc/sudoers.d/edr-readonly")"
+	[[ $(stat -c %a "$r/usr/share/edr-readonly/notice") == 444 ]] || fail "mode $(stat -c %a "$r/usr/share/edr-readonly/notice")"
+	edr_run run deb --mode chroot -- dpkg -V edr-readonly
+	assert_status 0
+	assert_output ""
 }
 
 @test "rootemu: chroot mode: export, publish, create --template from the catalogue elsewhere: the program runs" {

@@ -142,3 +142,20 @@ need_attack() {
 	in_root r --root -- apt-get install -y hello
 	[[ $stderr != *hint* ]] || fail "a hint under --root: $(last_run)"
 }
+
+@test "--root: apt's and dpkg's settings are written only where their directories are, inside the root: a symlink out of it writes nothing outside" {
+	local r=$(root_of r) outside=$BATS_TEST_TMPDIR/outside
+	mkdir -p "$outside"
+	in_root r --root -- true # no /etc/apt, no /etc/dpkg: a root of another family
+	assert_success
+	[[ -z $stderr ]] || fail "$(last_run)"
+	[[ ! -e $r/etc/apt && ! -e $r/etc/dpkg ]] || fail "created a configuration directory"
+	mkdir -p "$r/etc/apt/apt.conf.d" "$r/etc/dpkg"
+	ln -s "../../../../../../../../..$outside" "$r/etc/dpkg/dpkg.cfg.d"
+	in_root r --root -- true
+	assert_success
+	[[ $stderr == "enter-devroot: root 'r': --root wrote /etc/apt/apt.conf.d/99enter-devroot-root (apt downloads as root, dpkg skips fsync; export leaves them out: ROOT EMULATION in enter-devroot(1))" ]] ||
+		fail "$(last_run)"
+	grep -qx 'APT::Sandbox::User "root";' "$r/etc/apt/apt.conf.d/99enter-devroot-root" || fail "no apt setting"
+	[[ -z $(ls -A "$outside") ]] || fail "written outside the root: $(ls -A "$outside")"
+}

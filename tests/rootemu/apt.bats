@@ -60,6 +60,50 @@ in_deb() { run --separate-stderr "$EDR_BIN" run deb "$@"; }
 	assert_failure # the postrm removed the override
 }
 
+@test "apt: files shipped without owner write permission (0440, 0444) install with --root, keep their modes, dpkg -V is clean" {
+	in_deb --root -- sh -c 'apt-get update && apt-get install -y edr-readonly'
+	assert_success
+	assert_output --partial "Setting up edr-readonly (1.0)"
+	local r=$(root_of deb)
+	[[ $(stat -c %a "$r/etc/sudoers.d/edr-readonly") == 440 ]] || fail "mode $(stat -c %a "$r/etc/sudoers.d/edr-readonly")"
+	[[ $(stat -c %a "$r/usr/share/edr-readonly/notice") == 444 ]] || fail "mode $(stat -c %a "$r/usr/share/edr-readonly/notice")"
+	[[ $(cat "$r/usr/share/edr-readonly/notice") == "shipped mode 0444" ]] || fail "content"
+	in_deb -- dpkg -V edr-readonly
+	assert_success
+	assert_output ""
+	in_deb -- dpkg -l edr-readonly
+	assert_line --regexp '^ii  edr-readonly +1\.0 '
+	# No .dpkg-new left behind.
+	[[ -z $(find "$r/etc/sudoers.d" "$r/usr/share/edr-readonly" -name '*.dpkg-*') ]] || fail "a .dpkg-new is left"
+}
+
+@test "apt: --root writes apt's and dpkg's settings once, says so once on stderr, leaves a file of the root's own alone; export leaves ours out" {
+	local r=$(root_of deb)
+	in_deb --root -- true
+	assert_success
+	[[ $stderr == "enter-devroot: root 'deb': --root wrote /etc/apt/apt.conf.d/99enter-devroot-root, /etc/dpkg/dpkg.cfg.d/enter-devroot-root (apt downloads as root, dpkg skips fsync; export leaves them out: ROOT EMULATION in enter-devroot(1))" ]] ||
+		fail "$(last_run)"
+	grep -qx 'APT::Sandbox::User "root";' "$r/etc/apt/apt.conf.d/99enter-devroot-root" || fail "no apt setting"
+	grep -qx 'force-unsafe-io' "$r/etc/dpkg/dpkg.cfg.d/enter-devroot-root" || fail "no dpkg setting"
+	in_deb --root -- true
+	assert_success
+	[[ -z $stderr ]] || fail "said it twice: $(last_run)"
+	# A file of the root's own at our path is kept, and exported.
+	rm "$r/etc/apt/apt.conf.d/99enter-devroot-root"
+	echo '// mine' > "$r/etc/apt/apt.conf.d/99enter-devroot-root"
+	in_deb --root -- true
+	assert_success
+	[[ -z $stderr ]] || fail "$(last_run)"
+	[[ $(cat "$r/etc/apt/apt.conf.d/99enter-devroot-root") == "// mine" ]] || fail "overwritten"
+	run --separate-stderr "$EDR_BIN" export deb "$T/out.tar.gz" --compress gzip
+	assert_success
+	run tar -tzf "$T/out.tar.gz"
+	assert_success
+	assert_line ./etc/apt/apt.conf.d/99enter-devroot-root
+	refute_line ./etc/dpkg/dpkg.cfg.d/enter-devroot-root
+	assert_line ./etc/dpkg/dpkg.cfg.d/
+}
+
 @test "apt: without --root, install fails with dpkg's own error after our hint; nothing installed" {
 	in_deb -- apt-get update
 	assert_success # lists are files the user owns: no root needed
@@ -68,7 +112,9 @@ in_deb() { run --separate-stderr "$EDR_BIN" run deb "$@"; }
 $(last_run)"
 	[[ ${stderr_lines[0]} == "enter-devroot: hint: apt-get changes packages only as root: add --root (enter-devroot run deb --root -- apt-get ...)" ]] ||
 		fail "$(last_run)"
-	[[ $stderr == *"dpkg: error: requested operation requires superuser privilege"* ]] || fail "$(last_run)"
+	# dpkg's own words: on stdout when apt runs it on a pseudo-terminal (apt's default,
+	# Dpkg::Use-Pty, now that a devroot has a /dev/pts), else on stderr.
+	[[ $output$stderr == *"dpkg: error: requested operation requires superuser privilege"* ]] || fail "$(last_run)"
 	[[ ! -e $(root_of deb)/usr/bin/edr-greet ]] || fail "installed anyway"
 }
 
@@ -77,7 +123,7 @@ $(last_run)"
 	[[ $status -eq 100 ]] || fail "expected exit status 100 (apt-get's failure)
 $(last_run)"
 	assert_output --partial "Setting up edr-mounts (1.0)"
-	[[ $stderr == *"installed edr-mounts package post-installation script subprocess returned error exit status"* ]] ||
+	[[ $output$stderr == *"installed edr-mounts package post-installation script subprocess returned error exit status"* ]] ||
 		fail "$(last_run)"
 	in_deb -- dpkg -l edr-mounts
 	assert_line --regexp '^iF  edr-mounts +1\.0 '
