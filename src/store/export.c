@@ -170,6 +170,26 @@ without_line (const char *text, const char *line)
 }
 
 bool
+export_filter_written_empty (const struct export_filter *x, const struct walk_entry *e)
+{
+  const char *rel = e->path;
+  bool empty = strncmp (rel, "dev/", 4) == 0 && strchr (rel + 4, '/') == NULL;
+  for (size_t i = 0; i < META_N_COPIES && !empty; i++)
+    {
+      static const char *const copies[META_N_COPIES] = {
+        [META_COPY_RESOLV_CONF] = "etc/resolv.conf",
+        [META_COPY_HOSTS] = "etc/hosts",
+      };
+      if (x->host_copies[i] != NULL && strcmp (rel, copies[i]) == 0)
+        {
+          cleanup_free char *stamp = meta_copy_stamp (&e->st);
+          empty = strcmp (stamp, x->host_copies[i]) == 0;
+        }
+    }
+  return empty;
+}
+
+bool
 export_filter_substitute (const struct export_filter *x, const struct walk_entry *e,
                           char **content, size_t *len)
 {
@@ -193,19 +213,7 @@ export_filter_substitute (const struct export_filter *x, const struct walk_entry
       *len = strlen (*content);
       return true;
     }
-  bool empty = strncmp (rel, "dev/", 4) == 0 && strchr (rel + 4, '/') == NULL;
-  for (size_t i = 0; i < META_N_COPIES && !empty; i++)
-    {
-      static const char *const copies[META_N_COPIES] = {
-        [META_COPY_RESOLV_CONF] = "etc/resolv.conf",
-        [META_COPY_HOSTS] = "etc/hosts",
-      };
-      if (x->host_copies[i] != NULL && strcmp (rel, copies[i]) == 0)
-        {
-          cleanup_free char *stamp = meta_copy_stamp (&e->st);
-          empty = strcmp (stamp, x->host_copies[i]) == 0;
-        }
-    }
+  bool empty = export_filter_written_empty (x, e);
   if (!empty)
     return false;
   *content = xstrdup ("");

@@ -37,6 +37,10 @@ bool export_filter_skip (const struct export_filter *f, const char *rel);
  * of *LEN bytes. Reads E's fd, never the name, and rewinds it. */
 bool export_filter_substitute (const struct export_filter *f, const struct walk_entry *e,
                                char **content, size_t *len);
+/* The regular file E is one of create's or entering's that are written empty (a /dev
+ * stand-in, entering's copy of the host's resolv.conf or hosts, by its stamp): its content
+ * is not the root's at all. */
+bool export_filter_written_empty (const struct export_filter *f, const struct walk_entry *e);
 /* ST's whole-second mtime, clamped to $SOURCE_DATE_EPOCH when set. */
 time_t export_mtime (const struct export_filter *f, const struct stat *st);
 /* $SOURCE_DATE_EPOCH: true and *OUT when set; dies on a malformed value. */

@@ -5,9 +5,9 @@
  * the base tree is ours, private, made by applying the base's layers with the extractor,
  * and is looked at only where the same path is a directory in both, so a symlink in it is
  * never followed. An entry goes into the layer when it is new, of another type, or differs
- * in mode, mtime, size, symlink target or content (file contents are compared byte by
- * byte: an mtime can stay the same across an edit). A directory present in both is
- * written only when it changed or something below it is written (its entry first, as
+ * in mode, size, symlink target or content (compared byte by byte: an mtime can stay the
+ * same across an edit, and a copy of the same bytes is no change). A directory present in
+ * both is written only when its mode changed or something below it is written (its entry first, as
  * tar readers expect). A name of the base that the root no longer has becomes ".wh.NAME";
  * a directory where the base had something else gets ".wh..wh..opq", and something else
  * where the base had a directory is preceded by ".wh.NAME" (a whiteout applies to the
@@ -289,8 +289,9 @@ diff_entry (const struct walk_entry *e, void *data)
           if (fd < 0)
             die_with_error ("%s: cannot open the base image's /%s", d->what, e->path);
           level_load (d, l, fd, e->path);
-          bool changed = (bst.st_mode & 07777) != (e->st.st_mode & 07777)
-                         || bst.st_mtim.tv_sec != e->st.st_mtim.tv_sec;
+          /* Not its mtime: adding a file changes it, and so does what create and
+           * entering add (home/USER, the DNS copies), which are not the root's. */
+          bool changed = (bst.st_mode & 07777) != (e->st.st_mode & 07777);
           l->path = xstrdup (e->path);
           l->st = e->st;
           l->pending = true;
@@ -306,6 +307,16 @@ diff_entry (const struct walk_entry *e, void *data)
       return WALK_DESCEND;
     }
 
+  /* Create's and entering's own files (a /dev stand-in, the DNS copies): the base's stays
+   * as it is, and none is added where the base has none. */
+  if (S_ISREG (e->st.st_mode) && e->first_link == NULL && export_filter_written_empty (d->f, e)
+      && (same_type || !in_base))
+    return WALK_DESCEND;
+  /* userns mode's mount points for the host's resolv.conf and hosts (hostfiles.c creates
+   * them empty where the root has none): not the root's either. */
+  if (!in_base && S_ISREG (e->st.st_mode) && e->st.st_size == 0
+      && (strcmp (e->path, "etc/resolv.conf") == 0 || strcmp (e->path, "etc/hosts") == 0))
+    return WALK_DESCEND;
   cleanup_free char *content = NULL;
   size_t len = 0;
   bool substituted = S_ISREG (e->st.st_mode) && e->first_link == NULL
@@ -331,11 +342,6 @@ diff_entry (const struct walk_entry *e, void *data)
            && bst.st_size == e->st.st_size
            && same_content (d, e->fd, parent->basefd, e->name, e->st.st_size))
     return WALK_DESCEND;
-  /* What create added (an empty stand-in or DNS copy) where the base has nothing. */
-  if (!in_base && substituted && len == 0
-      && strcmp (e->path, "etc/passwd") != 0 && strcmp (e->path, "etc/group") != 0)
-    return WALK_DESCEND;
-
   flush_parents (d, depth);
   if (in_base && !same_type && S_ISDIR (bst.st_mode))
     {

@@ -143,12 +143,28 @@ print(m["layers"][-1]["digest"][7:])' "$T/lay")
 	! grep -q "^$(id -un):" "$fs/etc/passwd" || fail "the user's passwd line was pushed"
 }
 
+# top_layer REF: the entries of the pushed image's last layer.
+top_layer() {
+	rm -rf "$T/top"
+	skopeo copy -q --src-cert-dir "$S/certs" "$1" "oci:$T/top:t"
+	local top
+	top=$(python3 -c 'import json, sys
+i = json.load(open(sys.argv[1] + "/index.json"))
+m = json.load(open(sys.argv[1] + "/blobs/sha256/" + i["manifests"][0]["digest"][7:]))
+print(m["layers"][-1]["digest"][7:])' "$T/top")
+	tar -tzf "$T/top/blobs/sha256/$top"
+}
+
 @test "an unchanged root pushes the same digest twice, and as the base's digest chain" {
 	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	edr run r -- true # entering: the DNS copies, nothing of the root's own
 	local one two three
 	one=$("$EDR_BIN" push r "docker://$(reg open)/same:1" --cacert "$CA" --quiet)
 	two=$("$EDR_BIN" push r "docker://$(reg open)/same:2" --cacert "$CA" --quiet)
 	[[ ${one#*@} == "${two#*@}" ]] || fail "two digests: $one $two"
+	run top_layer "docker://$(reg open)/same:1"
+	assert_success
+	assert_output ""
 	# Another store's root from the same base, pushed: the same digest again.
 	elsewhere
 	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
@@ -207,4 +223,23 @@ print(m["layers"][-1]["digest"][7:])' "$T/lay")
 	assert_edr_error "$EDR_TOOL_EXIT" "docker://"
 	edr_run push t "docker://$(reg open)/x@sha256:$(printf %064d 0)"
 	assert_edr_error "$EDR_TOOL_EXIT" "tag"
+}
+
+@test "push: a symlink in the root to a host file is pushed as a symlink, never followed" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	echo "host secret" > "$T/secret"
+	ln -s "$T/secret" "$(root_of r)/srv/link"
+	ln -s "$T" "$(root_of r)/srv/dirlink"
+	edr push r "docker://$(reg open)/links:1" --cacert "$CA" --quiet
+	skopeo copy -q --src-cert-dir "$S/certs" "docker://$(reg open)/links:1" "oci:$T/lay:l"
+	local blob
+	for blob in "$T"/lay/blobs/sha256/*; do
+		if gzip -t "$blob" 2>/dev/null; then
+			! zcat "$blob" | grep -q "host secret" || fail "the host file's content is in a layer"
+		fi
+	done
+	elsewhere
+	edr create r2 --from "docker://$(reg open)/links:1" --cacert "$CA" --quiet
+	[[ $(readlink "$(root_of r2)/srv/link") == "$T/secret" ]] || fail "not the symlink"
+	[[ $(readlink "$(root_of r2)/srv/dirlink") == "$T" ]] || fail "not the directory symlink"
 }
