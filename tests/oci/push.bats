@@ -13,6 +13,7 @@ setup_file() {
 	fetch_prepare_site
 	start_registry open
 	start_registry locked htpasswd
+	start_registry tokens token
 	export CA=$S/ca.pem
 	T=$S/images
 	mkdir -p "$T"
@@ -26,6 +27,7 @@ setup_file() {
 	EOF
 	push "$S/lay:base" open base:1
 	push "$S/lay:base" locked base:1 "$REG_USER:$REG_PASS"
+	push "$S/lay:base" tokens public/base:1 "$REG_USER:$REG_PASS"
 }
 teardown_file() {
 	stop_registries
@@ -242,4 +244,25 @@ print(m["layers"][-1]["digest"][7:])' "$T/top")
 	edr create r2 --from "docker://$(reg open)/links:1" --cacert "$CA" --quiet
 	[[ $(readlink "$(root_of r2)/srv/link") == "$T/secret" ]] || fail "not the symlink"
 	[[ $(readlink "$(root_of r2)/srv/dirlink") == "$T" ]] || fail "not the directory symlink"
+}
+
+@test "push with Bearer tokens: a token for pull,push on the destination and pull on the base's repository" {
+	edr create r --from "docker://$(reg tokens)/public/base:1" --cacert "$CA" --quiet
+	tailor r
+	# Anonymous: the token service grants no push; one line, nothing tagged.
+	edr_run push r "docker://$(reg tokens)/private/mine:1" --cacert "$CA" --quiet
+	assert_edr_error "$EDR_TOOL_EXIT" "cannot push 'r'" "access denied"
+	auth_file "$T/auth.json" "$(reg tokens)" "$REG_USER:$REG_PASS"
+	local mark
+	mark=$(log_mark tokens-token)
+	REGISTRY_AUTH_FILE=$T/auth.json edr_run push r "docker://$(reg tokens)/private/mine:1" --cacert "$CA" --quiet
+	assert_status 0
+	tail -n +"$((mark + 1))" "$S/tokens-token.log" | grep -q 'user=edr granted=.*"name": "private/mine", "actions": \["pull", "push"\]' ||
+		fail "no push token asked: $(cat "$S/tokens-token.log")"
+	tail -n +"$((mark + 1))" "$S/tokens-token.log" | grep -q '"name": "public/base", "actions": \["pull"\]' ||
+		fail "no pull scope on the base's repository for the mount"
+	[[ $(grep -c '"POST /v2/private/mine/blobs/uploads/?mount=.*&from=public/base' "$S/tokens.log") -eq 2 ]] ||
+		fail "the base's layers were not mounted"
+	run skopeo inspect --cert-dir "$S/certs" --creds "$REG_USER:$REG_PASS" "docker://$(reg tokens)/private/mine:1"
+	assert_success
 }
