@@ -185,16 +185,16 @@ static const struct command_info commands[] = {
     "\n"
     "  --compress C      zstd (default, every core), gzip, xz or none\n"
     "  --quiet           no progress output, errors only\n" },
-  { "push", CMD_PUSH, true, "push NAME docker://REGISTRY/REPO:TAG [--cacert FILE] [--insecure-http]\n"
-    "                       [--quiet]",
-    "Upload devroot NAME to a registry as an image. A root made from an image goes up as\n"
+  { "push", CMD_PUSH, true, "push NAME docker://REGISTRY/REPO:TAG|oci:DIR:TAG [--cacert FILE]\n"
+    "                       [--insecure-http] [--quiet]",
+    "Upload devroot NAME to a registry (or write it into an OCI layout DIR) as an image. A root made from an image goes up as\n"
     "that image's layers plus one new layer holding what changed (deletions as whiteouts),\n"
     "its config updated; a root made from a tarball as a one-layer image. What create added\n"
     "is left out, as export leaves it out. Reproducible: owners 0:0, times clamped to\n"
     "$SOURCE_DATE_EPOCH when set (else the base's), so an unchanged root pushes the same\n"
     "digest. Blobs the registry has are not sent again; the manifest goes last, so nothing\n"
     "is tagged on a failure. Credentials as for pulling: $REGISTRY_AUTH_FILE, else\n"
-    "~/.docker/config.json.\n"
+    "~/.docker/config.json. Prints the image pinned to its digest.\n"
     "\n"
     "  --cacert FILE     trust the CA certificates in FILE\n"
     "  --insecure-http   plain http to the registry\n"

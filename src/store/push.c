@@ -36,6 +36,7 @@
 #include "store/extract.h"
 #include "store/interrupt.h"
 #include "store/layer-diff.h"
+#include "store/layout-write.h"
 #include "store/oci-source.h"
 #include "store/push.h"
 #include "store/registry-upload.h"
@@ -259,11 +260,13 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
   cleanup_free char *what = xasprintf ("cannot push '%s'", name);
   struct oci_ref dref;
   const char *why;
-  if (!str_has_prefix (dest, "docker://"))
-    die ("push: unsupported destination '%s': expected docker://REGISTRY/REPO:TAG", dest);
+  bool to_layout = str_has_prefix (dest, "oci:");
+  if (!str_has_prefix (dest, "docker://") && !to_layout)
+    die ("push: unsupported destination '%s': expected docker://REGISTRY/REPO:TAG or "
+         "oci:DIR:TAG", dest);
   if (oci_ref_parse (dest, &dref, &why) < 0)
     die ("push: invalid destination '%s': %s", dest, why);
-  if (dref.digest != NULL || dref.tag == NULL)
+  if (!to_layout && (dref.digest != NULL || dref.tag == NULL))
     die ("push: invalid destination '%s': name a tag, not a digest", dest);
 
   struct store_paths p;
@@ -307,25 +310,48 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
   size_t manifest_len = strlen (manifest);
   cleanup_free char *manifest_digest = oci_digest_of (manifest, manifest_len);
 
-  bool same_registry = has_base && strcmp (b.ref.registry, dref.registry) == 0;
-  struct upload *u = upload_open (&dref, same_registry ? b.ref.repository : NULL, &oo, what);
+  struct upload *u = NULL;
+  struct layout_out *lo = NULL;
+  if (to_layout)
+    lo = layout_out_open (dref.path, dref.tag, what);
+  else
+    {
+      bool same_registry = has_base && strcmp (b.ref.registry, dref.registry) == 0;
+      u = upload_open (&dref, same_registry ? b.ref.repository : NULL, &oo, what);
+    }
   for (size_t i = 0; has_base && i < b.m.n_layers; i++)
     {
       struct source src = { .fd = -1 };
       b.s.open_blob (&b.s, &b.m.layers[i], &src);
       cleanup_free char *label = xasprintf ("%.19s", b.m.layers[i].digest);
-      upload_blob (u, b.m.layers[i].digest, b.m.layers[i].size, src.fd, NULL, label, true);
+      if (lo != NULL)
+        layout_out_blob (lo, b.m.layers[i].digest, b.m.layers[i].size, src.fd, NULL);
+      else
+        upload_blob (u, b.m.layers[i].digest, b.m.layers[i].size, src.fd, NULL, label, true);
       source_clear (&src);
       interrupt_check ();
     }
   cleanup_free char *label = xasprintf ("%.19s", layer.digest);
-  upload_blob (u, layer.digest, layer.size, layer.fd, NULL, label, false);
-  upload_blob (u, config_digest, config_len, -1, config, "config", false);
-  interrupt_check ();
-  upload_manifest (u, media_type, manifest, manifest_len);
-  interrupt_commit ();
-  upload_close (u);
-  printf ("docker://%s/%s@%s\n", dref.registry, dref.repository, manifest_digest);
+  if (lo != NULL)
+    {
+      layout_out_blob (lo, layer.digest, layer.size, layer.fd, NULL);
+      layout_out_blob (lo, config_digest, config_len, -1, config);
+      interrupt_check ();
+      layout_out_manifest (lo, media_type, manifest, manifest_len);
+      interrupt_commit ();
+      layout_out_close (lo);
+      printf ("oci:%s@%s\n", dref.path, manifest_digest);
+    }
+  else
+    {
+      upload_blob (u, layer.digest, layer.size, layer.fd, NULL, label, false);
+      upload_blob (u, config_digest, config_len, -1, config, "config", false);
+      interrupt_check ();
+      upload_manifest (u, media_type, manifest, manifest_len);
+      interrupt_commit ();
+      upload_close (u);
+      printf ("docker://%s/%s@%s\n", dref.registry, dref.repository, manifest_digest);
+    }
 
   set_die_cleanup (NULL);
   push_cleanup ();

@@ -219,10 +219,11 @@ print(m["layers"][-1]["digest"][7:])' "$T/top")
 	assert_output mine
 }
 
-@test "push refuses a destination that is not docker:// with a tag" {
+@test "push refuses a destination that is not docker:// with a tag or oci:" {
 	edr create t --from "$EDR_TEMPLATE" --quiet
-	edr_run push t "oci:$T/x:1"
-	assert_edr_error "$EDR_TOOL_EXIT" "docker://"
+	edr_run push t "docker-archive:$T/x.tar"
+	assert_edr_error "$EDR_TOOL_EXIT" "docker://" "oci:"
+	[[ ! -e $T/x.tar ]] || fail "something was written"
 	edr_run push t "docker://$(reg open)/x@sha256:$(printf %064d 0)"
 	assert_edr_error "$EDR_TOOL_EXIT" "tag"
 }
@@ -265,4 +266,32 @@ print(m["layers"][-1]["digest"][7:])' "$T/top")
 		fail "the base's layers were not mounted"
 	run skopeo inspect --cert-dir "$S/certs" --creds "$REG_USER:$REG_PASS" "docker://$(reg tokens)/private/mine:1"
 	assert_success
+}
+
+@test "push to oci:DIR:TAG writes a layout that skopeo, umoci and create read; the tag is replaced" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	tailor r
+	local one two
+	one=$("$EDR_BIN" push r "oci:$T/out:tail" --cacert "$CA" --quiet)
+	[[ $one == "oci:$T/out@sha256:"* ]] || fail "no pinned reference: $one"
+	run skopeo inspect "oci:$T/out:tail"
+	assert_success
+	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	assert_output 3
+	run umoci unpack --rootless --image "$T/out:tail" "$T/bundle"
+	assert_success
+	[[ $(cat "$T/bundle/rootfs/srv/new") == added ]] || fail "umoci: the added file"
+	[[ ! -e $T/bundle/rootfs/srv/gone ]] || fail "umoci: the deleted file"
+	# The same as the registry push: one digest for one root.
+	two=$("$EDR_BIN" push r "docker://$(reg open)/same-as-layout:1" --cacert "$CA" --quiet)
+	[[ ${one#*@} == "${two#*@}" ]] || fail "layout and registry digests differ: $one $two"
+	# Pushed again after a change: the tag names the new image, one entry in index.json.
+	echo more > "$(root_of r)/srv/more"
+	"$EDR_BIN" push r "oci:$T/out:tail" --quiet
+	run python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["manifests"]))' "$T/out/index.json"
+	assert_output 1
+	elsewhere
+	edr create r2 --from "oci:$T/out:tail" --quiet
+	[[ $(cat "$(root_of r2)/srv/more") == more ]] || fail "not the latest push"
+	[[ ! -e $(root_of r2)/srv/gone ]] || fail "the deleted file came back"
 }
