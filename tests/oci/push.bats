@@ -295,3 +295,20 @@ print(m["layers"][-1]["digest"][7:])' "$T/top")
 	[[ $(cat "$(root_of r2)/srv/more") == more ]] || fail "not the latest push"
 	[[ ! -e $(root_of r2)/srv/gone ]] || fail "the deleted file came back"
 }
+
+@test "push after cache clean fetches the base's manifest, config and layers again" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	tailor r
+	edr cache clean --quiet
+	local mark
+	mark=$(log_mark open)
+	edr_run push r "docker://$(reg open)/recached:1" --cacert "$CA" --quiet
+	assert_status 0
+	# The config and the two layers, by digest from the base's repository.
+	[[ $(since open "$mark" '"GET /v2/base/blobs/sha256:') -eq 3 ]] ||
+		fail "expected 3 blob GETs, got $(since open "$mark" '"GET /v2/base/blobs/sha256:')"
+	elsewhere
+	edr create r2 --from "docker://$(reg open)/recached:1" --cacert "$CA" --quiet
+	[[ $(cat "$(root_of r2)/srv/new") == added && ! -e $(root_of r2)/srv/gone ]] ||
+		fail "not the tailored root"
+}
