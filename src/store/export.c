@@ -269,7 +269,7 @@ export_entry (const struct walk_entry *e, void *data)
 {
   struct exporter *x = data;
   interrupt_check_note (x->interrupted_note);
-  if (export_filter_skip (&x->f, e->path))
+  if (export_filter_skip (&x->f, e))
     return WALK_SKIP;
   begin_entry (x, e->path, &e->st);
   const char *shown = e->path[0] != '\0' ? e->path : "/";
@@ -308,9 +308,9 @@ export_filter_clear (struct export_filter *f)
 }
 
 bool
-export_filter_skip (const struct export_filter *f, const char *rel)
+export_filter_skip (const struct export_filter *f, const struct walk_entry *e)
 {
-  return strcmp (rel, f->added_home) == 0;
+  return strcmp (e->path, f->added_home) == 0;
 }
 
 time_t

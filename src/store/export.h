@@ -30,8 +30,9 @@ struct export_filter
  * malformed one). */
 void export_filter_init (struct export_filter *f, struct meta *m, const char *what);
 void export_filter_clear (struct export_filter *f);
-/* REL ("home/USER", no leading '/') is create's addition, left out with what it holds. */
-bool export_filter_skip (const struct export_filter *f, const char *rel);
+/* E is create's addition (home/USER), left out with what it holds. Every name export and
+ * push leave out is decided here, so both leave out the same. */
+bool export_filter_skip (const struct export_filter *f, const struct walk_entry *e);
 /* What the regular file E is written as when not as it is (the user's passwd and group
  * lines removed, /dev stand-ins and entering's DNS copies empty): true and a new *CONTENT
  * of *LEN bytes. Reads E's fd, never the name, and rewinds it. */

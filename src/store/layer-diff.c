@@ -268,7 +268,7 @@ diff_entry (const struct walk_entry *e, void *data)
   struct level *parent = &d->levels[depth - 1];
   struct level *l = &d->levels[depth];
   mark_seen (parent, e->name);
-  if (export_filter_skip (d->f, e->path))
+  if (export_filter_skip (d->f, e))
     return WALK_SKIP;
   if (!S_ISDIR (e->st.st_mode) && !S_ISREG (e->st.st_mode) && !S_ISLNK (e->st.st_mode))
     return WALK_DESCEND; /* FIFOs and sockets: left out, as export does */
@@ -376,7 +376,7 @@ diff_leave (const struct walk_entry *e, void *data)
   struct level *l = &d->levels[e->depth];
   if (e->depth > 0 && !S_ISDIR (e->st.st_mode))
     return;
-  if (e->depth > 0 && export_filter_skip (d->f, e->path))
+  if (e->depth > 0 && export_filter_skip (d->f, e))
     return;
   for (size_t i = 0; i < l->n_names; i++)
     if (!l->seen[i])
