@@ -28,7 +28,7 @@ _enter_devroot()
 		words=("${COMP_WORDS[@]}")
 		cword=$COMP_CWORD
 	}
-	local subcommands="create enter run list images path remove templates fetch cache export publish doctor gitlab github-hook help"
+	local subcommands="create enter run list images path remove templates fetch cache export push publish doctor gitlab github-hook help"
 
 	if [[ $cword -eq 1 ]]; then
 		COMPREPLY=($(compgen -W "$subcommands --help --version" -- "$cur"))
@@ -72,6 +72,7 @@ _enter_devroot()
 		opts="--json --quiet --help" ;;
 	export) opts="--compress --quiet --help" ;;
 	publish) opts="--description --quiet --help" ;;
+	push) opts="--cacert --insecure-http --quiet --help" ;;
 	enter) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --bind --timeout --help" ;;
 	run) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --entrypoint --bind
 		--timeout --ephemeral --from --template --sha256 --no-verify --max-size --index --cacert
@@ -105,6 +106,21 @@ _enter_devroot()
 			COMPREPLY=($(compgen -W "$(_enter_devroot_roots)" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null
+		fi
+		;;
+	push)
+		# NAME, then docker://REGISTRY/REPO:TAG or oci:DIR:TAG.
+		local words_seen=0
+		for ((i = 2; i < cword; i++)); do
+			case ${words[i]}:${words[i - 1]} in
+			-*:* | *:--cacert) ;;
+			*) words_seen=$((words_seen + 1)) ;;
+			esac
+		done
+		if [[ $words_seen -eq 0 ]]; then
+			COMPREPLY=($(compgen -W "$(_enter_devroot_roots)" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "docker:// oci:" -- "$cur")); compopt -o nospace 2>/dev/null
 		fi
 		;;
 	remove) COMPREPLY=($(compgen -W "$(_enter_devroot_roots)" -- "$cur")) ;; # every word is one

@@ -195,6 +195,20 @@ static const struct command_info commands[] = {
     "\n"
     "  --compress C      zstd (default, every core), gzip, xz or none\n"
     "  --quiet           no progress output, errors only\n" },
+  { "push", CMD_PUSH, true, "push NAME docker://REGISTRY/REPO:TAG|oci:DIR:TAG [--cacert FILE]\n"
+    "                       [--insecure-http] [--quiet]",
+    "Upload devroot NAME to a registry (or write it into an OCI layout DIR) as an image. A root made from an image goes up as\n"
+    "that image's layers plus one new layer holding what changed (deletions as whiteouts),\n"
+    "its config updated; a root made from a tarball as a one-layer image. What create added\n"
+    "is left out, as export leaves it out. Reproducible: owners 0:0, times clamped to\n"
+    "$SOURCE_DATE_EPOCH when set (else the base's), so an unchanged root pushes the same\n"
+    "digest. Blobs the registry has are not sent again; the manifest goes last, so nothing\n"
+    "is tagged on a failure. Credentials as for pulling: $REGISTRY_AUTH_FILE, else\n"
+    "~/.docker/config.json. Prints the image pinned to its digest.\n"
+    "\n"
+    "  --cacert FILE     trust the CA certificates in FILE\n"
+    "  --insecure-http   plain http to the registry\n"
+    "  --quiet           no progress output, errors only\n" },
   { "publish", CMD_PUBLISH, false, "publish DIR ARCHIVE... [--description TEXT] [--quiet]",
     "Copy (or hard-link) each exported ARCHIVE into DIR and add it to DIR's catalogue,\n"
     "DIR/index, with its SHA-256 and size, as template NAME for ARCHIVE NAME.tar.zst (.gz,\n"
@@ -240,7 +254,7 @@ static const char exit_status_help[] =
   "  125         enter-devroot itself failed (usage errors included)\n"
   "  128+N       create, fetch, templates interrupted by signal N (HUP, INT, TERM):\n"
   "              nothing created\n"
-  "  0           success (create, list, path, remove, doctor, export, publish)\n";
+  "  0           success (create, list, path, remove, doctor, export, publish, push)\n";
 
 static const struct command_info *
 find_command (const char *name)
@@ -356,16 +370,16 @@ static const struct option_info options[] = {
   { "clear-env", OPT_CLEAR_ENV, false, ENTERING },
   { "mode", OPT_MODE, true, ENTERING },
   { "index", OPT_INDEX, true, FETCHING },
-  { "cacert", OPT_CACERT, true, FETCHING },
+  { "cacert", OPT_CACERT, true, FETCHING | ON (CMD_PUSH) },
   { "quiet", OPT_QUIET, false,
-    CREATING | ON (CMD_FETCH) | ON (CMD_CACHE) | ON (CMD_EXPORT) | ON (CMD_PUBLISH) },
+    CREATING | ON (CMD_FETCH) | ON (CMD_CACHE) | ON (CMD_EXPORT) | ON (CMD_PUBLISH) | ON (CMD_PUSH) },
   { "no-verify", OPT_NO_VERIFY, false, CREATING },
   { "max-size", OPT_MAX_SIZE, true, CREATING },
   { "no-landlock", OPT_NO_LANDLOCK, false, ENTERING },
   { "no-host-dns", OPT_NO_HOST_DNS, false, ENTERING },
   { "root", OPT_ROOT, false, ENTERING },
   { "platform", OPT_PLATFORM, true, PULLING },
-  { "insecure-http", OPT_INSECURE_HTTP, false, PULLING },
+  { "insecure-http", OPT_INSECURE_HTTP, false, PULLING | ON (CMD_PUSH) },
   { "entrypoint", OPT_ENTRYPOINT, false, ON (CMD_RUN) },
   { "compress", OPT_COMPRESS, true, ON (CMD_EXPORT) },
   { "description", OPT_DESCRIPTION, true, ON (CMD_PUBLISH) },
@@ -621,7 +635,7 @@ cli_parse (int argc, char **argv, struct cli *cli)
         cli->help_topic = word;
       else if (c->command == CMD_CACHE && cli->cache_action == NULL)
         cli->cache_action = word;
-      else if (c->command == CMD_EXPORT && cli->output == NULL)
+      else if ((c->command == CMD_EXPORT || c->command == CMD_PUSH) && cli->output == NULL)
         cli->output = word;
       else if (c->command == CMD_PUBLISH && cli->publish_dir == NULL)
         cli->publish_dir = word;
@@ -660,6 +674,8 @@ cli_parse (int argc, char **argv, struct cli *cli)
     check_create (cli, "create");
   if (c->command == CMD_EXPORT && (cli->output == NULL || cli->output[0] == '\0'))
     usage_error (c->name, "missing FILE (export NAME FILE)");
+  if (c->command == CMD_PUSH && (cli->output == NULL || cli->output[0] == '\0'))
+    usage_error (c->name, "missing DESTINATION (push NAME docker://REGISTRY/REPO:TAG)");
   if (c->command == CMD_PUBLISH && (cli->publish_dir == NULL || cli->archives == NULL))
     usage_error (c->name, "missing %s (publish DIR ARCHIVE...)",
                  cli->publish_dir == NULL ? "DIR" : "ARCHIVE");

@@ -28,6 +28,7 @@ main (int argc, char **argv)
     case CMD_CACHE:
     case CMD_EXPORT:
     case CMD_PUBLISH:
+    case CMD_PUSH:
     case CMD_GITLAB:
     case CMD_GITHUB_HOOK:
       cli_clear (&cli);

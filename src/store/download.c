@@ -270,6 +270,7 @@ download_reply_clear (struct download_reply *r)
 {
   free (r->content_type);
   free (r->www_authenticate);
+  free (r->location);
   *r = (struct download_reply) { 0 };
 }
 
@@ -352,6 +353,11 @@ reply_header (char *line, size_t size, size_t nmemb, void *data)
       free (m->reply->www_authenticate);
       m->reply->www_authenticate = v;
     }
+  else if ((v = header_value (line, len, "Location")) != NULL)
+    {
+      free (m->reply->location);
+      m->reply->location = v;
+    }
   return len;
 }
 
@@ -400,6 +406,89 @@ download_to_memory (const char *url, size_t max, const struct download_opts *o, 
           return NULL;
         }
       die ("cannot download %s: %s", url, why);
+    }
+  *len_out = m.sb.len;
+  return strbuf_steal (&m.sb);
+}
+
+/* ---- Sending (a registry's uploads). */
+
+struct send_source
+{
+  const struct download_send *s;
+  uint64_t sent;
+};
+
+static size_t
+send_read (char *buf, size_t size, size_t nmemb, void *data)
+{
+  struct send_source *src = data;
+  const struct download_send *s = src->s;
+  size_t want = size * nmemb;
+  if (s->body_fd < 0)
+    {
+      size_t left = s->body_len - (size_t) src->sent;
+      size_t n = left < want ? left : want;
+      memcpy (buf, s->body + src->sent, n);
+      src->sent += n;
+      return n;
+    }
+  uint64_t left = s->body_size - src->sent;
+  if (left < want)
+    want = (size_t) left;
+  if (want == 0)
+    return 0;
+  ssize_t n;
+  do
+    n = pread (s->body_fd, buf, want, (off_t) src->sent);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0)
+    return CURL_READFUNC_ABORT;
+  src->sent += (uint64_t) n;
+  if (s->progress != NULL)
+    progress_update (s->progress, s->progress_base + src->sent, 0);
+  return (size_t) n;
+}
+
+char *
+download_send (const char *url, const struct download_opts *o, const struct download_send *s,
+               struct download_reply *reply, size_t *len_out)
+{
+  char errbuf[CURL_ERROR_SIZE];
+  CURL *h = new_handle (url, o, errbuf);
+  struct curl_slist *headers = header_list (o, NULL);
+  struct memory_sink m = { .max = 1024 * 1024, .reply = reply };
+  struct send_source src = { .s = s };
+  *reply = (struct download_reply) { 0 };
+  curl_easy_setopt (h, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt (h, CURLOPT_FAILONERROR, 0L);
+  curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, memory_write);
+  curl_easy_setopt (h, CURLOPT_WRITEDATA, &m);
+  curl_easy_setopt (h, CURLOPT_HEADERFUNCTION, reply_header);
+  curl_easy_setopt (h, CURLOPT_HEADERDATA, &m);
+  if (strcmp (s->method, "HEAD") == 0)
+    curl_easy_setopt (h, CURLOPT_NOBODY, 1L);
+  else
+    {
+      uint64_t size = s->body_fd >= 0 ? s->body_size : s->body_len;
+      curl_easy_setopt (h, CURLOPT_UPLOAD, 1L);
+      curl_easy_setopt (h, CURLOPT_READFUNCTION, send_read);
+      curl_easy_setopt (h, CURLOPT_READDATA, &src);
+      curl_easy_setopt (h, CURLOPT_INFILESIZE_LARGE, (curl_off_t) size);
+      curl_easy_setopt (h, CURLOPT_CUSTOMREQUEST, s->method);
+      /* No "Expect: 100-continue" round trip: distribution answers at once anyway. */
+      if ((headers = curl_slist_append (headers, "Expect:")) == NULL)
+        die ("out of memory");
+    }
+  curl_easy_setopt (h, CURLOPT_HTTPHEADER, headers);
+  CURLcode rc = curl_easy_perform (h);
+  curl_easy_getinfo (h, CURLINFO_RESPONSE_CODE, &reply->status);
+  curl_easy_cleanup (h);
+  curl_slist_free_all (headers);
+  if (rc != CURLE_OK && !m.too_big)
+    {
+      cleanup_free char *why = error_text (rc, errbuf, url, o);
+      die ("%s: %s", s->what, why);
     }
   *len_out = m.sb.len;
   return strbuf_steal (&m.sb);

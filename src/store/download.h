@@ -32,6 +32,7 @@ struct download_reply
   long status;
   char *content_type;     /* or NULL */
   char *www_authenticate; /* or NULL */
+  char *location;         /* or NULL */
 };
 void download_reply_clear (struct download_reply *r);
 
@@ -57,3 +58,25 @@ char *download_request (const char *url, size_t max, const struct download_opts 
 
 /* Delete NAME and NAME.validators in DIRFD (a download that must not be resumed). */
 void download_discard (int dirfd, const char *name);
+
+/* A request that sends (a registry's uploads): METHOD "HEAD" (no body), else BODY_LEN bytes
+ * at BODY or, when BODY_FD >= 0, BODY_SIZE bytes read from BODY_FD from offset 0. Redirects
+ * are not followed. */
+struct progress;
+struct download_send
+{
+  const char *what;      /* begins the error line of a failed transfer (TLS, connection) */
+  const char *method;
+  const char *body;
+  size_t body_len;
+  int body_fd;
+  uint64_t body_size;
+  struct progress *progress; /* or NULL: updated with PROGRESS_BASE + the bytes sent */
+  uint64_t progress_base;
+};
+
+/* Send S to URL with O's headers: an HTTP error status is not fatal (it is in REPLY, with
+ * Location); the response body (at most 1 MiB) is returned. A transfer that fails (TLS,
+ * connection) dies naming s->what. */
+char *download_send (const char *url, const struct download_opts *o, const struct download_send *s,
+                     struct download_reply *reply, size_t *len_out);

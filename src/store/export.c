@@ -111,11 +111,7 @@ struct exporter
   const char *name;
   struct archive *a;
   struct archive_entry *entry;
-  bool clamp;
-  time_t epoch;
-  struct account_additions added;
-  const char *added_home; /* "home/NAME": not exported */
-  char *host_copies[META_N_COPIES]; /* the stamps of the copies entering made */
+  struct export_filter f;
   char *buf;
   struct progress bar;
   uint64_t done;
@@ -145,10 +141,7 @@ begin_entry (struct exporter *x, const char *rel, const struct stat *st)
   archive_entry_set_mode (x->entry, st->st_mode);
   archive_entry_set_uid (x->entry, 0);
   archive_entry_set_gid (x->entry, 0);
-  time_t mtime = st->st_mtim.tv_sec;
-  if (x->clamp && mtime > x->epoch)
-    mtime = x->epoch;
-  archive_entry_set_mtime (x->entry, mtime, 0);
+  archive_entry_set_mtime (x->entry, export_mtime (&x->f, st), 0);
 }
 
 /* CONTENT of LEN bytes as the data of the entry begun for REL. */
@@ -179,31 +172,10 @@ without_line (const char *text, const char *line)
   return strbuf_steal (&sb);
 }
 
-/* What the regular file E is exported as, when not as it is: set *content (and *len).
- * Read through E's fd, the file the walk checked, never by name again. */
-static bool
-substitute (struct exporter *x, const struct walk_entry *e, char **content, size_t *len)
+bool
+export_filter_written_empty (const struct export_filter *x, const struct walk_entry *e)
 {
   const char *rel = e->path;
-  const char *line = NULL;
-  if (strcmp (rel, "etc/passwd") == 0)
-    line = x->added.passwd_line;
-  else if (strcmp (rel, "etc/group") == 0)
-    line = x->added.group_line;
-  if (line != NULL)
-    {
-      size_t n;
-      cleanup_free char *text = read_fd_all (e->fd, ACCOUNT_FILE_MAX, &n);
-      if (text == NULL)
-        die_with_error ("cannot export '%s': cannot read /%s", x->name, rel);
-      if (lseek (e->fd, 0, SEEK_SET) < 0)
-        die_with_error ("cannot export '%s': cannot rewind /%s", x->name, rel);
-      if (strlen (text) != n)
-        return false; /* not a text file: export it as it is */
-      *content = without_line (text, line);
-      *len = strlen (*content);
-      return true;
-    }
   bool empty = strncmp (rel, "dev/", 4) == 0 && strchr (rel + 4, '/') == NULL;
   for (size_t i = 0; i < META_N_COPIES && !empty; i++)
     {
@@ -217,6 +189,34 @@ substitute (struct exporter *x, const struct walk_entry *e, char **content, size
           empty = strcmp (stamp, x->host_copies[i]) == 0;
         }
     }
+  return empty;
+}
+
+bool
+export_filter_substitute (const struct export_filter *x, const struct walk_entry *e,
+                          char **content, size_t *len)
+{
+  const char *rel = e->path;
+  const char *line = NULL;
+  if (strcmp (rel, "etc/passwd") == 0)
+    line = x->added.passwd_line;
+  else if (strcmp (rel, "etc/group") == 0)
+    line = x->added.group_line;
+  if (line != NULL)
+    {
+      size_t n;
+      cleanup_free char *text = read_fd_all (e->fd, ACCOUNT_FILE_MAX, &n);
+      if (text == NULL)
+        die_with_error ("%s: cannot read /%s", x->what, rel);
+      if (lseek (e->fd, 0, SEEK_SET) < 0)
+        die_with_error ("%s: cannot rewind /%s", x->what, rel);
+      if (strlen (text) != n)
+        return false; /* not a text file: export it as it is */
+      *content = without_line (text, line);
+      *len = strlen (*content);
+      return true;
+    }
+  bool empty = export_filter_written_empty (x, e);
   if (!empty)
     return false;
   *content = xstrdup ("");
@@ -238,7 +238,7 @@ export_file (struct exporter *x, const struct walk_entry *e)
     }
   cleanup_free char *content = NULL;
   size_t len;
-  if (substitute (x, e, &content, &len))
+  if (export_filter_substitute (&x->f, e, &content, &len))
     {
       write_content (x, rel, content, len);
       return;
@@ -266,7 +266,6 @@ export_file (struct exporter *x, const struct walk_entry *e)
     }
 }
 
-/* One entry of the walk (walk.h: the root first, each directory's names in byte order). */
 /* Whether E is a setting --root wrote, byte for byte (read with pread: E's offset stays 0
  * for export_file). A second name (hard link) makes it the root's own. */
 static bool
@@ -289,14 +288,13 @@ is_rootemu_setting (const struct walk_entry *e)
   return false;
 }
 
+/* One entry of the walk (walk.h: the root first, each directory's names in byte order). */
 static enum walk_step
 export_entry (const struct walk_entry *e, void *data)
 {
   struct exporter *x = data;
   interrupt_check_note (x->interrupted_note);
-  if (strcmp (e->path, x->added_home) == 0)
-    return WALK_SKIP;
-  if (is_rootemu_setting (e))
+  if (export_filter_skip (&x->f, e))
     return WALK_SKIP;
   begin_entry (x, e->path, &e->st);
   const char *shown = e->path[0] != '\0' ? e->path : "/";
@@ -311,6 +309,42 @@ export_entry (const struct walk_entry *e, void *data)
     }
   /* FIFOs, sockets (and devices, which a devroot cannot hold): not exported. */
   return WALK_DESCEND;
+}
+
+/* ---- what create and entering added, shared with push (push.c) */
+
+void
+export_filter_init (struct export_filter *f, struct meta *m, const char *what)
+{
+  *f = (struct export_filter) { .what = what };
+  for (size_t i = 0; i < META_N_COPIES; i++)
+    f->host_copies[i] = steal_pointer (&m->host_copies[i]);
+  f->clamp = export_source_date_epoch (&f->epoch);
+  account_additions (&f->added);
+  f->added_home = f->added.home + 1; /* "home/NAME" */
+}
+
+void
+export_filter_clear (struct export_filter *f)
+{
+  for (size_t i = 0; i < META_N_COPIES; i++)
+    free (f->host_copies[i]);
+  account_additions_clear (&f->added);
+}
+
+bool
+export_filter_skip (const struct export_filter *f, const struct walk_entry *e)
+{
+  return strcmp (e->path, f->added_home) == 0 || is_rootemu_setting (e);
+}
+
+time_t
+export_mtime (const struct export_filter *f, const struct stat *st)
+{
+  time_t mtime = st->st_mtim.tv_sec;
+  if (f->clamp && mtime > f->epoch)
+    mtime = f->epoch;
+  return mtime;
 }
 
 /* ---- the output file */
@@ -340,8 +374,8 @@ export_cleanup (void)
     unlink (cleanup_tmp);
 }
 
-static bool
-source_date_epoch (time_t *out)
+bool
+export_source_date_epoch (time_t *out)
 {
   const char *s = getenv ("SOURCE_DATE_EPOCH");
   if (s == NULL || s[0] == '\0')
@@ -411,15 +445,12 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   cleanup_free char *meta_path = paths_meta (&p, name);
   store_paths_clear (&p);
   struct meta m = { 0 };
-  if (meta_read (meta_path, &m) == 0)
-    for (size_t i = 0; i < META_N_COPIES; i++)
-      x.host_copies[i] = steal_pointer (&m.host_copies[i]);
+  meta_read (meta_path, &m);
   cleanup_free char *image_config = image_config_json (&m.image);
+  cleanup_free char *fwhat = xasprintf ("cannot export '%s'", name);
+  export_filter_init (&x.f, &m, fwhat);
   meta_clear (&m);
-  x.clamp = source_date_epoch (&x.epoch);
   x.interrupted_note = xasprintf (" (%s not written)", file);
-  account_additions (&x.added);
-  x.added_home = x.added.home + 1; /* "home/NAME" */
 
   cleanup_fd int rootfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rootfd < 0)
@@ -470,8 +501,6 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   ZSTD_freeCCtx (z.cctx);
   free (z.buf);
   free (x.buf);
-  for (size_t i = 0; i < META_N_COPIES; i++)
-    free (x.host_copies[i]);
-  account_additions_clear (&x.added);
+  export_filter_clear (&x.f);
   free (x.interrupted_note);
 }

@@ -21,6 +21,7 @@
 #include "common/util.h"
 #include "store/builtin.h"
 #include "store/export.h"
+#include "store/push.h"
 #include "store/extract.h"
 #include "store/fetch.h"
 #include "store/interrupt.h"
@@ -254,6 +255,13 @@ main (int argc, char **argv)
     case CMD_EXPORT:
       export_root (cli.name, cli.output, cli.compress, cli.quiet);
       break;
+    case CMD_PUSH:
+      {
+        struct push_opts po = { .cacert = cli.cacert, .insecure_http = cli.insecure_http,
+                                .quiet = cli.quiet };
+        push_root (cli.name, cli.output, &po);
+        break;
+      }
     case CMD_PUBLISH:
       publish (cli.publish_dir, cli.archives, cli.description, cli.quiet);
       break;

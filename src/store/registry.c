@@ -32,12 +32,11 @@
 #include "store/download.h"
 #include "store/fetch.h"
 #include "store/oci-source.h"
+#include "store/registry-auth.h"
 
 #define HTTP_OK 200
 #define HTTP_UNAUTHORIZED 401
 #define HTTP_NOT_FOUND 404
-#define AUTH_FILE_MAX (1024 * 1024)
-#define TOKEN_REPLY_MAX (1024 * 1024)
 #define MANIFEST_ACCEPT \
   "Accept: application/vnd.oci.image.index.v1+json, " \
   "application/vnd.docker.distribution.manifest.list.v2+json, " \
@@ -49,81 +48,8 @@ struct registry
   const struct oci_ref *ref;
   const struct oci_opts *opts;
   char *base;          /* https://HOST[:PORT] */
-  char *basic;         /* base64 "user:password" from an auth file, or NULL */
-  char *authorization; /* "Authorization: ..." once a challenge was answered, or NULL */
+  struct registry_auth auth; /* the credentials, and the answer to a challenge */
 };
-
-/* ---- Credentials. */
-
-static bool
-valid_basic (const char *b64)
-{
-  size_t n = strlen (b64);
-  if (n == 0 || n % 4 != 0 || strspn (b64, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                              "0123456789+/=") != n)
-    return false;
-  cleanup_free unsigned char *raw = xmalloc (n);
-  int len = EVP_DecodeBlock (raw, (const unsigned char *) b64, (int) n);
-  return len > 0 && memchr (raw, ':', (size_t) len) != NULL;
-}
-
-/* The "auth" of REGISTRY in the auths of the JSON file PATH, or NULL. A file that is there
- * but broken is an error naming it: silently pulling anonymously would be a surprise. */
-static char *
-auth_from_file (const char *path, const char *registry)
-{
-  size_t len;
-  cleanup_free char *text = load_file_at (AT_FDCWD, path, AUTH_FILE_MAX, &len);
-  if (text == NULL && errno == ENOENT)
-    return NULL;
-  if (text == NULL)
-    die_with_error ("cannot read credentials from %s", path);
-  json_error_t err;
-  json_t *root = json_loadb (text, len, 0, &err);
-  if (root == NULL)
-    die ("%s: not valid JSON: %s (line %d)", path, err.text, err.line);
-  json_t *auths = json_object_get (root, "auths");
-  char *found = NULL;
-  /* docker writes Docker Hub's entry under its v1 URL; others under HOST[:PORT], with or
-   * without a scheme. */
-  bool hub = strcmp (registry, DOCKER_HUB_REGISTRY) == 0;
-  cleanup_free char *https = xasprintf ("https://%s", registry);
-  cleanup_free char *http = xasprintf ("http://%s", registry);
-  const char *keys[] = { registry, https, http, hub ? "https://index.docker.io/v1/" : NULL,
-                         hub ? "docker.io" : NULL, hub ? "index.docker.io" : NULL };
-  for (size_t i = 0; json_is_object (auths) && i < N_ELEMENTS (keys) && found == NULL; i++)
-    {
-      json_t *entry = keys[i] != NULL ? json_object_get (auths, keys[i]) : NULL;
-      json_t *auth = json_is_object (entry) ? json_object_get (entry, "auth") : NULL;
-      if (auth == NULL)
-        continue;
-      if (!json_is_string (auth) || !valid_basic (json_string_value (auth)))
-        {
-          json_decref (root);
-          die ("%s: the credentials for %s are not base64 of USER:PASSWORD", path, keys[i]);
-        }
-      found = xstrdup (json_string_value (auth));
-    }
-  json_decref (root);
-  return found;
-}
-
-static char *
-find_credentials (const char *registry)
-{
-  const char *env = getenv ("REGISTRY_AUTH_FILE");
-  if (env != NULL && env[0] != '\0')
-    {
-      char *auth = auth_from_file (env, registry);
-      if (auth != NULL)
-        return auth;
-    }
-  const char *home = paths_home ();
-  if (home == NULL)
-    return NULL;
-  cleanup_free char *docker = xasprintf ("%s/.docker/config.json", home);
-  return auth_from_file (docker, registry);
-}
 
 /* ---- Requests. */
 
@@ -136,100 +62,11 @@ get (struct registry *r, const char *url, const char *accept, struct download_re
   size_t n = 0;
   if (accept != NULL)
     headers[n++] = accept;
-  if (r->authorization != NULL)
-    headers[n++] = r->authorization;
+  if (r->auth.authorization != NULL)
+    headers[n++] = r->auth.authorization;
   struct download_opts d = { .cacert = r->opts->cacert, .quiet = true, .headers = headers,
                              .insecure_http = r->opts->insecure_http };
   return download_request (url, OCI_DOCUMENT_MAX, &d, reply, len);
-}
-
-/* The value of PARAM in a challenge (realm="...", service="..."), or NULL. */
-static char *
-challenge_param (const char *challenge, const char *param)
-{
-  size_t plen = strlen (param);
-  for (const char *p = challenge; (p = strstr (p, param)) != NULL; p += plen)
-    {
-      bool starts = p == challenge || p[-1] == ' ' || p[-1] == ',';
-      if (!starts || strncmp (p + plen, "=\"", 2) != 0)
-        continue;
-      const char *v = p + plen + 2, *end = strchr (v, '"');
-      return end != NULL ? xasprintf ("%.*s", (int) (end - v), v) : NULL;
-    }
-  return NULL;
-}
-
-/* Percent-encode S for a query string. */
-static char *
-url_escape (const char *s)
-{
-  struct strbuf sb = { 0 };
-  for (const unsigned char *p = (const unsigned char *) s; *p != '\0'; p++)
-    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
-        || strchr ("-._~", *p) != NULL)
-      strbuf_append_c (&sb, (char) *p);
-    else
-      strbuf_appendf (&sb, "%%%02X", *p);
-  return strbuf_steal (&sb);
-}
-
-/* A Bearer challenge: fetch a token from its realm and keep "Authorization: Bearer T". */
-static void
-answer_bearer (struct registry *r, const char *what, const char *challenge)
-{
-  cleanup_free char *realm = challenge_param (challenge, "realm");
-  cleanup_free char *service = challenge_param (challenge, "service");
-  cleanup_free char *scope = challenge_param (challenge, "scope");
-  if (realm == NULL)
-    die ("%s: the registry asks for a token but names no realm", what);
-  if (!str_has_prefix (realm, "https://")
-      && !(r->opts->insecure_http && str_has_prefix (realm, "http://")))
-    die ("%s: refusing the token realm %s: not https (--insecure-http allows http)", what, realm);
-  struct strbuf url = { 0 };
-  strbuf_append (&url, realm);
-  char sep = strchr (realm, '?') != NULL ? '&' : '?';
-  if (service != NULL)
-    {
-      cleanup_free char *e = url_escape (service);
-      strbuf_appendf (&url, "%cservice=%s", sep, e);
-      sep = '&';
-    }
-  cleanup_free char *default_scope = xasprintf ("repository:%s:pull", r->ref->repository);
-  cleanup_free char *escope = url_escape (scope != NULL ? scope : default_scope);
-  strbuf_appendf (&url, "%cscope=%s", sep, escope);
-  cleanup_free char *token_url = strbuf_steal (&url);
-
-  cleanup_free char *basic = r->basic != NULL ? xasprintf ("Authorization: Basic %s", r->basic)
-                                              : NULL;
-  const char *headers[] = { basic, NULL };
-  struct download_opts d = { .cacert = r->opts->cacert, .quiet = true, .headers = headers,
-                             .insecure_http = r->opts->insecure_http };
-  struct download_reply reply;
-  size_t len;
-  cleanup_free char *body = download_request (token_url, TOKEN_REPLY_MAX, &d, &reply, &len);
-  long status = reply.status;
-  download_reply_clear (&reply);
-  if (status == HTTP_UNAUTHORIZED)
-    die ("%s: the token service refused %s (wrong credentials in $REGISTRY_AUTH_FILE or "
-         "~/.docker/config.json?)", what, r->basic != NULL ? "your credentials" : "an "
-         "anonymous pull");
-  if (status != HTTP_OK)
-    die ("%s: the token service %s answered %ld", what, realm, status);
-  json_error_t err;
-  json_t *root = json_loadb (body, len, 0, &err);
-  json_t *tok = root != NULL ? json_object_get (root, "token") : NULL;
-  if (!json_is_string (tok) && root != NULL)
-    tok = json_object_get (root, "access_token");
-  if (!json_is_string (tok) || strspn (json_string_value (tok),
-                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                       "0123456789-._~+/=") != strlen (json_string_value (tok)))
-    {
-      json_decref (root);
-      die ("%s: the token service %s sent no usable token", what, realm);
-    }
-  free (r->authorization);
-  r->authorization = xasprintf ("Authorization: Bearer %s", json_string_value (tok));
-  json_decref (root);
 }
 
 /* GET PATH under /v2/REPO/ (PATH NULL: /v2/ itself), answering one authentication
@@ -251,22 +88,13 @@ registry_get (struct registry *r, const char *path, const char *accept, const ch
         die ("%s: the registry answered %ld for %s", what, reply->status, url);
       if (attempt > 0 || reply->www_authenticate == NULL)
         die ("%s: access denied by %s%s", what, r->ref->registry,
-             r->basic != NULL ? " (wrong credentials in $REGISTRY_AUTH_FILE or "
+             r->auth.basic != NULL ? " (wrong credentials in $REGISTRY_AUTH_FILE or "
                                 "~/.docker/config.json?)"
                               : ": authentication required (add credentials for it to "
                                 "$REGISTRY_AUTH_FILE or ~/.docker/config.json)");
       cleanup_free char *challenge = xstrdup (reply->www_authenticate);
       download_reply_clear (reply);
-      if (strncasecmp (challenge, "Bearer ", strlen ("Bearer ")) == 0)
-        answer_bearer (r, what, challenge);
-      else if (strncasecmp (challenge, "Basic", strlen ("Basic")) == 0 && r->basic != NULL)
-        {
-          free (r->authorization);
-          r->authorization = xasprintf ("Authorization: Basic %s", r->basic);
-        }
-      else
-        die ("%s: %s asks for authentication (%s) and there are no credentials for it in "
-             "$REGISTRY_AUTH_FILE or ~/.docker/config.json", what, r->ref->registry, challenge);
+      registry_auth_answer (&r->auth, what, challenge, NULL);
     }
 }
 
@@ -361,7 +189,7 @@ registry_open_blob (struct image_source *s, const struct oci_descriptor *d, stru
                                       d->digest);
   /* The manifest came first: whatever authentication it needed is in hand and serves for
    * the same repository's blobs. */
-  const char *headers[] = { r->authorization, NULL };
+  const char *headers[] = { r->auth.authorization, NULL };
   struct fetch_opts fo = { .cacert = r->opts->cacert, .quiet = r->opts->quiet,
                            .headers = headers, .insecure_http = r->opts->insecure_http };
   cleanup_free char *label = xasprintf ("%s %.12s", r->ref->repository, hex);
@@ -387,12 +215,12 @@ registry_open (struct image_source *s, const struct oci_ref *ref, const struct o
   if (mirror != NULL)
     {
       r->base = xstrdup (mirror);
-      r->basic = find_credentials (strstr (mirror, "://") + 3);
+      registry_auth_init (&r->auth, strstr (mirror, "://") + 3, r->ref->repository, o);
     }
   else
     {
       r->base = xasprintf ("%s://%s", o->insecure_http ? "http" : "https", ref->registry);
-      r->basic = find_credentials (ref->registry);
+      registry_auth_init (&r->auth, ref->registry, r->ref->repository, o);
     }
   s->data = r;
   s->read_document = registry_read_document;
@@ -440,8 +268,7 @@ registry_close (struct image_source *s)
 {
   struct registry *r = s->data;
   free (r->base);
-  free (r->basic);
-  free (r->authorization);
+  registry_auth_clear (&r->auth);
   free (r);
   s->data = NULL;
 }

@@ -9,7 +9,7 @@ teardown() { edr_teardown; }
 @test "cli: --help exits 0 and lists every subcommand" {
 	edr_run --help
 	assert_status 0
-	for sub in create enter run list path remove doctor; do
+	for sub in create enter run list path remove doctor export push publish; do
 		assert_output --partial "$sub"
 	done
 }
@@ -29,7 +29,7 @@ teardown() { edr_teardown; }
 }
 
 @test "cli: help SUBCOMMAND exits 0 for every subcommand and describes it" {
-	for sub in create enter run list path remove doctor; do
+	for sub in create enter run list path remove doctor export push publish; do
 		edr_run help "$sub"
 		assert_status 0
 		assert_output --partial "$sub"
@@ -76,10 +76,12 @@ teardown() { edr_teardown; }
 }
 
 @test "cli: missing NAME is refused with 125 and one line, for every subcommand taking one" {
-	for sub in create enter run path remove; do
+	for sub in create enter run path remove export push; do
 		edr_run "$sub"
 		assert_edr_error 125
 	done
+	edr_run push dev
+	assert_edr_error 125 "push" "DESTINATION"
 }
 
 @test "cli: run without a command after -- is refused with 125" {

@@ -288,6 +288,36 @@ export_race() {
 	export_race
 }
 
+@test "push: a process in the root swapping a file with a symlink to a host secret never gets the secret into the image" {
+	plant_secret
+	ln -s "$HOME/secret" "$R/etc/passwd.swap"
+	ln -s "$HOME/secret" "$R/etc/group.swap"
+	export TMPDIR=$T/pushtmp
+	mkdir -p "$TMPDIR"
+	race_in_root r /etc/passwd /etc/passwd.swap 30
+	race_in_root r /etc/group /etc/group.swap 30
+	local try ok=0 refused=0 end=$((SECONDS + 40)) blob
+	for ((try = 0; try < 50 && SECONDS < end; try++)); do
+		run --separate-stderr "$EDR_BIN" push r "oci:$W/lay:t" --quiet
+		if [[ $status -eq 0 ]]; then
+			ok=$((ok + 1))
+			for blob in "$W"/lay/blobs/sha256/*; do
+				! { zcat -f "$blob" | grep -qa "$SECRET"; } ||
+					{ stop_racer; fail "push $try: the host secret is in a blob"; }
+			done
+			rm -r "$W/lay"
+		else
+			assert_edr_error 125 "cannot push 'r'" "changed while being read"
+			refused=$((refused + 1))
+		fi
+		[[ -z $(ls -A "$W") ]] || { stop_racer; fail "push $try left $(ls -A "$W")"; }
+		[[ -z $(ls -A "$TMPDIR") ]] || { stop_racer; fail "push $try left $(ls -A "$TMPDIR")"; }
+	done
+	stop_racer
+	echo "# $try pushes: $ok written, $refused refused" >&3
+	((refused > 0)) || skip "the racer never caught the push in the act ($try tries)"
+}
+
 @test "export: without openat2 (ENOSYS, a kernel before 5.6) the same walk: the same archive, and the swapped secret never in it" {
 	[[ -x ${EDR_ATTACK:-} ]] || skip "edr-attack not built (needs a C compiler and static libc)"
 	edr export r "$W/a.tar" --compress none || fail "export failed"

@@ -1,0 +1,495 @@
+/* The new layer of a push: what the root changed from its base image's tree.
+ *
+ * The root is walked with walk.c (one component at a time from the parent's fd, every file
+ * read through the fd the walk checked, a tree changing underneath stops us with one line);
+ * the base tree is ours, private, made by applying the base's layers with the extractor,
+ * and is looked at only where the same path is a directory in both, so a symlink in it is
+ * never followed. An entry goes into the layer when it is new, of another type, or differs
+ * in mode, size, symlink target or content (compared byte by byte: an mtime can stay the
+ * same across an edit, and a copy of the same bytes is no change). A directory present in
+ * both is written only when its mode changed or something below it is written (its entry first, as
+ * tar readers expect). A name of the base that the root no longer has becomes ".wh.NAME";
+ * a directory where the base had something else gets ".wh..wh..opq", and something else
+ * where the base had a directory is preceded by ".wh.NAME" (a whiteout applies to the
+ * layers below only, so both in one layer are unambiguous).
+ *
+ * Reproducible as export: entries in byte order, numeric owners 0:0, whole-second mtimes
+ * (clamped to $SOURCE_DATE_EPOCH when set), pax-restricted tar, and gzip through zlib with
+ * a zero time, no name and a fixed OS byte. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "common/util.h"
+#include "store/digest.h"
+#include "store/interrupt.h"
+#include "store/layer-diff.h"
+#include "store/walk.h"
+
+#define COPY_BLOCK (256 * 1024)
+#define FILE_MAX_SMALL (16 * 1024 * 1024)
+
+struct level
+{
+  int basefd;          /* this directory in the base, or -1 when the base has none */
+  char **names;        /* the base directory's names, sorted */
+  size_t n_names;
+  bool *seen;
+  bool pending;        /* present in both and not written yet */
+  char *path;          /* its path, for a pending entry */
+  struct stat st;      /* the root's, for a pending entry */
+};
+
+struct differ
+{
+  const struct export_filter *f;
+  const char *what;
+  struct archive *a;
+  struct archive_entry *entry;
+  struct level levels[WALK_MAX_DEPTH + 2];
+  int tarfd;
+  struct sha256 tar_hash;
+  char *buf, *buf2;
+  char **emitted_links; /* paths of multiply-linked files written, for later names */
+  size_t n_emitted_links;
+  unsigned long entries;
+};
+
+static void
+check (struct differ *d, int r, const char *path)
+{
+  if (r < ARCHIVE_WARN)
+    die ("%s: %s: %s", d->what, path, archive_error_string (d->a));
+}
+
+static la_ssize_t
+tar_write_cb (struct archive *a, void *data, const void *buf, size_t len)
+{
+  struct differ *d = data;
+  sha256_update (&d->tar_hash, buf, len);
+  if (write_all (d->tarfd, buf, len) < 0)
+    {
+      archive_set_error (a, errno, "%s", strerror (errno));
+      return -1;
+    }
+  return (la_ssize_t) len;
+}
+
+static int
+cmp_names (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* The base directory at FD's sorted names into L. */
+static void
+level_load (struct differ *d, struct level *l, int fd, const char *path)
+{
+  l->basefd = fd;
+  int dup_fd = dup (fd);
+  DIR *dir = dup_fd >= 0 ? fdopendir (dup_fd) : NULL;
+  if (dir == NULL)
+    die_with_error ("%s: cannot read the base image's /%s", d->what, path);
+  size_t cap = 0;
+  struct dirent *de;
+  while ((de = readdir (dir)) != NULL)
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      if (l->n_names == cap)
+        {
+          cap = cap ? cap * 2 : 16;
+          l->names = xrealloc (l->names, cap * sizeof *l->names);
+        }
+      l->names[l->n_names++] = xstrdup (de->d_name);
+    }
+  closedir (dir);
+  if (l->n_names > 0)
+    qsort (l->names, l->n_names, sizeof *l->names, cmp_names);
+  l->seen = xcalloc (l->n_names + 1, sizeof *l->seen);
+}
+
+static void
+level_clear (struct level *l)
+{
+  if (l->basefd >= 0)
+    close (l->basefd);
+  for (size_t i = 0; i < l->n_names; i++)
+    free (l->names[i]);
+  free (l->names);
+  free (l->seen);
+  free (l->path);
+  *l = (struct level) { .basefd = -1 };
+}
+
+static void
+mark_seen (struct level *l, const char *name)
+{
+  if (l->basefd < 0)
+    return;
+  char **hit = bsearch (&name, l->names, l->n_names, sizeof *l->names, cmp_names);
+  if (hit != NULL)
+    l->seen[hit - l->names] = true;
+}
+
+static void
+header (struct differ *d, const char *path, mode_t mode, time_t mtime)
+{
+  archive_entry_clear (d->entry);
+  cleanup_free char *p = xasprintf ("./%s", path);
+  archive_entry_set_pathname (d->entry, p);
+  archive_entry_set_mode (d->entry, mode);
+  archive_entry_set_uid (d->entry, 0);
+  archive_entry_set_gid (d->entry, 0);
+  archive_entry_set_mtime (d->entry, mtime, 0);
+  d->entries++;
+}
+
+/* Write the pending directories above depth DEPTH (outermost first). */
+static void
+flush_parents (struct differ *d, unsigned depth)
+{
+  for (unsigned i = 1; i < depth; i++)
+    {
+      struct level *l = &d->levels[i];
+      if (!l->pending)
+        continue;
+      header (d, l->path, l->st.st_mode, export_mtime (d->f, &l->st));
+      check (d, archive_write_header (d->a, d->entry), l->path);
+      l->pending = false;
+    }
+}
+
+/* An empty regular file NAME in the directory at PATH: a whiteout. */
+static void
+write_whiteout (struct differ *d, const char *dir, const char *name, time_t mtime)
+{
+  cleanup_free char *path = dir[0] != '\0' ? xasprintf ("%s/%s", dir, name) : xstrdup (name);
+  header (d, path, S_IFREG | 0644, mtime);
+  archive_entry_set_size (d->entry, 0);
+  check (d, archive_write_header (d->a, d->entry), path);
+}
+
+/* Whether FD (from the root) and the base's regular file NAME in BASEFD hold the same
+ * SIZE bytes. Both are rewound. */
+static bool
+same_content (struct differ *d, int fd, int basefd, const char *name, off_t size)
+{
+  cleanup_fd int bfd = openat (basefd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (bfd < 0)
+    return false;
+  bool same = true;
+  for (off_t left = size; left > 0 && same;)
+    {
+      size_t want = left < COPY_BLOCK ? (size_t) left : COPY_BLOCK;
+      ssize_t n = read (fd, d->buf, want);
+      if (n <= 0)
+        die_with_error ("%s: cannot read a file of the root", d->what);
+      ssize_t m = read (bfd, d->buf2, (size_t) n);
+      same = m == n && memcmp (d->buf, d->buf2, (size_t) n) == 0;
+      left -= n;
+    }
+  if (lseek (fd, 0, SEEK_SET) < 0)
+    die_with_error ("%s: cannot rewind a file of the root", d->what);
+  return same;
+}
+
+static bool
+link_emitted (struct differ *d, const char *path)
+{
+  for (size_t i = 0; i < d->n_emitted_links; i++)
+    if (strcmp (d->emitted_links[i], path) == 0)
+      return true;
+  return false;
+}
+
+static void
+write_file (struct differ *d, const struct walk_entry *e, const char *content, size_t len,
+            bool substituted)
+{
+  if (substituted)
+    {
+      archive_entry_set_size (d->entry, (la_int64_t) len);
+      check (d, archive_write_header (d->a, d->entry), e->path);
+      if (len > 0 && archive_write_data (d->a, content, len) != (la_ssize_t) len)
+        die ("%s: %s: %s", d->what, e->path, archive_error_string (d->a));
+      return;
+    }
+  archive_entry_set_size (d->entry, e->st.st_size);
+  check (d, archive_write_header (d->a, d->entry), e->path);
+  for (off_t left = e->st.st_size; left > 0;)
+    {
+      size_t want = left < COPY_BLOCK ? (size_t) left : COPY_BLOCK;
+      ssize_t n = read (e->fd, d->buf, want);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        die_with_error ("%s: cannot read /%s", d->what, e->path);
+      if (n == 0)
+        die ("%s: /%s shrank while being read: enter nothing in the root while pushing it",
+             d->what, e->path);
+      if (archive_write_data (d->a, d->buf, (size_t) n) != n)
+        die ("%s: %s: %s", d->what, e->path, archive_error_string (d->a));
+      left -= n;
+      interrupt_check ();
+    }
+  if (e->st.st_nlink > 1)
+    {
+      d->emitted_links = xrealloc (d->emitted_links,
+                                   (d->n_emitted_links + 1) * sizeof *d->emitted_links);
+      d->emitted_links[d->n_emitted_links++] = xstrdup (e->path);
+    }
+}
+
+static enum walk_step
+diff_entry (const struct walk_entry *e, void *data)
+{
+  struct differ *d = data;
+  interrupt_check ();
+  unsigned depth = e->depth;
+  if (depth == 0)
+    {
+      /* The root directory itself is not written: an image's root is always there. */
+      struct level *l = &d->levels[0];
+      *l = (struct level) { .basefd = -1 };
+      if (d->levels[WALK_MAX_DEPTH + 1].basefd >= 0)
+        level_load (d, l, d->levels[WALK_MAX_DEPTH + 1].basefd, "");
+      d->levels[WALK_MAX_DEPTH + 1].basefd = -1;
+      return WALK_DESCEND;
+    }
+  struct level *parent = &d->levels[depth - 1];
+  struct level *l = &d->levels[depth];
+  mark_seen (parent, e->name);
+  if (export_filter_skip (d->f, e))
+    return WALK_SKIP;
+  if (!S_ISDIR (e->st.st_mode) && !S_ISREG (e->st.st_mode) && !S_ISLNK (e->st.st_mode))
+    return WALK_DESCEND; /* FIFOs and sockets: left out, as export does */
+
+  struct stat bst;
+  bool in_base = parent->basefd >= 0
+                 && fstatat (parent->basefd, e->name, &bst, AT_SYMLINK_NOFOLLOW) == 0;
+  bool same_type = in_base && (bst.st_mode & S_IFMT) == (e->st.st_mode & S_IFMT);
+  time_t mtime = export_mtime (d->f, &e->st);
+
+  if (S_ISDIR (e->st.st_mode))
+    {
+      *l = (struct level) { .basefd = -1 };
+      if (same_type)
+        {
+          int fd = openat (parent->basefd, e->name,
+                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (fd < 0)
+            die_with_error ("%s: cannot open the base image's /%s", d->what, e->path);
+          level_load (d, l, fd, e->path);
+          /* Not its mtime: adding a file changes it, and so does what create and
+           * entering add (home/USER, the DNS copies), which are not the root's. */
+          bool changed = (bst.st_mode & 07777) != (e->st.st_mode & 07777);
+          l->path = xstrdup (e->path);
+          l->st = e->st;
+          l->pending = true;
+          if (changed)
+            flush_parents (d, depth + 1);
+          return WALK_DESCEND;
+        }
+      flush_parents (d, depth);
+      header (d, e->path, e->st.st_mode, mtime);
+      check (d, archive_write_header (d->a, d->entry), e->path);
+      if (in_base)
+        write_whiteout (d, e->path, ".wh..wh..opq", mtime);
+      return WALK_DESCEND;
+    }
+
+  /* Create's and entering's own files (a /dev stand-in, the DNS copies): the base's stays
+   * as it is, and none is added where the base has none. */
+  if (S_ISREG (e->st.st_mode) && e->first_link == NULL && export_filter_written_empty (d->f, e)
+      && (same_type || !in_base))
+    return WALK_DESCEND;
+  /* userns mode's mount points for the host's resolv.conf and hosts (hostfiles.c creates
+   * them empty where the root has none): not the root's either. */
+  if (!in_base && S_ISREG (e->st.st_mode) && e->st.st_size == 0
+      && (strcmp (e->path, "etc/resolv.conf") == 0 || strcmp (e->path, "etc/hosts") == 0))
+    return WALK_DESCEND;
+  cleanup_free char *content = NULL;
+  size_t len = 0;
+  bool substituted = S_ISREG (e->st.st_mode) && e->first_link == NULL
+                     && export_filter_substitute (d->f, e, &content, &len);
+  if (same_type && S_ISLNK (e->st.st_mode))
+    {
+      char target[PATH_MAX];
+      ssize_t n = readlinkat (parent->basefd, e->name, target, sizeof target - 1);
+      if (n >= 0 && (size_t) n == strlen (e->target) && memcmp (target, e->target, (size_t) n) == 0)
+        return WALK_DESCEND;
+    }
+  else if (same_type && substituted)
+    {
+      size_t blen;
+      cleanup_free char *base = load_regular_file_at (parent->basefd, e->name, FILE_MAX_SMALL,
+                                                      &blen);
+      if (base != NULL && blen == len && memcmp (base, content, len) == 0)
+        return WALK_DESCEND;
+    }
+  else if (same_type && S_ISREG (e->st.st_mode)
+           && (e->first_link == NULL || !link_emitted (d, e->first_link))
+           && (bst.st_mode & 07777) == (e->st.st_mode & 07777)
+           && bst.st_size == e->st.st_size
+           && same_content (d, e->fd, parent->basefd, e->name, e->st.st_size))
+    return WALK_DESCEND;
+  flush_parents (d, depth);
+  if (in_base && !same_type && S_ISDIR (bst.st_mode))
+    {
+      const char *slash = strrchr (e->path, '/');
+      cleanup_free char *dir = slash != NULL ? xasprintf ("%.*s", (int) (slash - e->path), e->path)
+                                             : xstrdup ("");
+      cleanup_free char *wh = xasprintf (".wh.%s", e->name);
+      write_whiteout (d, dir, wh, mtime);
+    }
+  header (d, e->path, e->st.st_mode, mtime);
+  if (S_ISLNK (e->st.st_mode))
+    {
+      archive_entry_set_symlink (d->entry, e->target);
+      check (d, archive_write_header (d->a, d->entry), e->path);
+    }
+  else if (e->first_link != NULL && link_emitted (d, e->first_link))
+    {
+      cleanup_free char *target = xasprintf ("./%s", e->first_link);
+      archive_entry_set_hardlink (d->entry, target);
+      archive_entry_set_size (d->entry, 0);
+      check (d, archive_write_header (d->a, d->entry), e->path);
+    }
+  else
+    write_file (d, e, content, len, substituted);
+  return WALK_DESCEND;
+}
+
+static void
+diff_leave (const struct walk_entry *e, void *data)
+{
+  struct differ *d = data;
+  struct level *l = &d->levels[e->depth];
+  if (e->depth > 0 && !S_ISDIR (e->st.st_mode))
+    return;
+  if (e->depth > 0 && export_filter_skip (d->f, e))
+    return;
+  for (size_t i = 0; i < l->n_names; i++)
+    if (!l->seen[i])
+      {
+        flush_parents (d, e->depth + 1);
+        cleanup_free char *wh = xasprintf (".wh.%s", l->names[i]);
+        write_whiteout (d, e->path, wh, export_mtime (d->f, &e->st));
+      }
+  level_clear (l);
+}
+
+/* Compress the tar at IN into OUT with zlib: a gzip header with no name and time 0. */
+static void
+gzip_file (const char *what, int in, int out, struct sha256 *h, uint64_t *size)
+{
+  z_stream z = { 0 };
+  if (deflateInit2 (&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    die ("%s: cannot set up gzip", what);
+  /* zlib's default header: no name, no comment, mtime 0; the OS byte fixed here. */
+  gz_header head = { .os = 3 };
+  deflateSetHeader (&z, &head);
+  cleanup_free unsigned char *ibuf = xmalloc (COPY_BLOCK), *obuf = xmalloc (COPY_BLOCK);
+  if (lseek (in, 0, SEEK_SET) < 0)
+    die_with_error ("%s: cannot rewind the layer", what);
+  *size = 0;
+  for (bool end = false; !end;)
+    {
+      ssize_t n = read (in, ibuf, COPY_BLOCK);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        die_with_error ("%s: cannot read the layer", what);
+      end = n == 0;
+      z.next_in = ibuf;
+      z.avail_in = (uInt) n;
+      do
+        {
+          z.next_out = obuf;
+          z.avail_out = COPY_BLOCK;
+          int r = deflate (&z, end ? Z_FINISH : Z_NO_FLUSH);
+          if (r == Z_STREAM_ERROR)
+            die ("%s: gzip failed", what);
+          size_t have = COPY_BLOCK - z.avail_out;
+          sha256_update (h, obuf, have);
+          if (write_all (out, obuf, have) < 0)
+            die_with_error ("%s: cannot write the layer", what);
+          *size += have;
+        }
+      while (z.avail_out == 0);
+    }
+  deflateEnd (&z);
+}
+
+static int
+tmpfile_in (const char *dir, const char *what)
+{
+  int fd = open (dir, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+  if (fd < 0)
+    {
+      cleanup_free char *name = xasprintf ("%s/layer.XXXXXX", dir);
+      fd = mkstemp (name);
+      if (fd >= 0)
+        unlink (name);
+    }
+  if (fd < 0)
+    die_with_error ("%s: cannot create a temporary file in %s", what, dir);
+  return fd;
+}
+
+void
+layer_diff (int rootfd, int basefd, const struct export_filter *f, const char *what,
+            const char *tmpdir, struct layer_blob *out)
+{
+  struct differ *d = xcalloc (1, sizeof *d);
+  d->f = f;
+  d->what = what;
+  for (size_t i = 0; i < N_ELEMENTS (d->levels); i++)
+    d->levels[i].basefd = -1;
+  /* The root's level is loaded from here when its entry comes. */
+  d->levels[WALK_MAX_DEPTH + 1].basefd = basefd >= 0 ? dup (basefd) : -1;
+  d->tarfd = tmpfile_in (tmpdir, what);
+  sha256_init (&d->tar_hash);
+  d->buf = xmalloc (COPY_BLOCK);
+  d->buf2 = xmalloc (COPY_BLOCK);
+  d->a = archive_write_new ();
+  d->entry = archive_entry_new ();
+  if (d->a == NULL || d->entry == NULL)
+    die ("%s: out of memory", what);
+  check (d, archive_write_set_format_pax_restricted (d->a), "the layer");
+  check (d, archive_write_set_bytes_in_last_block (d->a, 1), "the layer");
+  check (d, archive_write_open (d->a, d, NULL, tar_write_cb, NULL), "the layer");
+  walk_tree (rootfd, what, &(struct walk_ops) { .entry = diff_entry, .leave = diff_leave }, d);
+  check (d, archive_write_close (d->a), "the layer");
+  archive_write_free (d->a);
+  archive_entry_free (d->entry);
+  char hex[SHA256_HEX_LEN + 1];
+  sha256_final (&d->tar_hash, hex);
+  sha256_free (&d->tar_hash);
+  snprintf (out->diff_id, sizeof out->diff_id, "sha256:%s", hex);
+
+  out->fd = tmpfile_in (tmpdir, what);
+  struct sha256 h;
+  sha256_init (&h);
+  gzip_file (what, d->tarfd, out->fd, &h, &out->size);
+  sha256_final (&h, hex);
+  sha256_free (&h);
+  snprintf (out->digest, sizeof out->digest, "sha256:%s", hex);
+  out->entries = d->entries;
+  close (d->tarfd);
+  for (size_t i = 0; i < d->n_emitted_links; i++)
+    free (d->emitted_links[i]);
+  free (d->emitted_links);
+  free (d->buf);
+  free (d->buf2);
+  free (d);
+}

@@ -1,0 +1,364 @@
+/* push NAME docker://REGISTRY/REPO:TAG: a devroot as an image in a registry.
+ *
+ * A root made from an image (its metadata names the reference and the manifest digest) goes
+ * up as the base image's layers plus one new layer holding what changed (layer-diff.c):
+ * the base's manifest and config are read from the download cache (or the registry again,
+ * by digest), its layers applied with the extractor to a private temporary directory, and
+ * the root compared with that tree. The config gets the new diff_id, a history entry when
+ * it keeps a history, and `created` = $SOURCE_DATE_EPOCH when set (else the base's, so an
+ * unchanged root pushes the same digest twice); the manifest keeps the base's media types
+ * (OCI or Docker schema 2). A root made from a tarball goes up as one layer with a minimal
+ * OCI config. What create added is left out exactly as export leaves it out (export.h's
+ * filter).
+ *
+ * Uploads (registry-upload.c): every blob the registry already has is skipped, the base's
+ * layers are mounted from its repository when it is on the same registry, the manifest
+ * goes last; so a failure anywhere tags nothing. The root's name lock is held throughout.
+ * On success the pushed reference pinned to its digest is printed:
+ * docker://REGISTRY/REPO@sha256:HEX. */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/meta.h"
+#include "common/name.h"
+#include "common/paths.h"
+#include "common/roots.h"
+#include "common/util.h"
+#include "store/export.h"
+#include "store/extract.h"
+#include "store/interrupt.h"
+#include "store/layer-diff.h"
+#include "store/layout-write.h"
+#include "store/oci-source.h"
+#include "store/push.h"
+#include "store/registry-upload.h"
+
+#define OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+#define OCI_CONFIG "application/vnd.oci.image.config.v1+json"
+#define OCI_LAYER_GZIP "application/vnd.oci.image.layer.v1.tar+gzip"
+#define DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
+#define DOCKER_LAYER_GZIP "application/vnd.docker.image.rootfs.diff.tar.gzip"
+#define CREATED_BY "enter-devroot push"
+
+static char *cleanup_dir;
+
+static void
+push_cleanup (void)
+{
+  if (cleanup_dir != NULL)
+    rm_rf_at (AT_FDCWD, cleanup_dir);
+}
+
+/* The base image: its manifest and config, its layers applied under TMP/base. */
+struct base
+{
+  struct oci_ref ref;
+  struct image_source s;
+  char *manifest;
+  size_t manifest_len;
+  char *media_type;
+  struct oci_manifest m;
+  char *config;
+  size_t config_len;
+  int treefd;
+};
+
+static void
+base_open (struct base *b, const struct meta_image *image, const char *tmp,
+           const struct oci_opts *oo, const char *what)
+{
+  const char *why;
+  if (oci_ref_parse (image->ref, &b->ref, &why) < 0)
+    die ("%s: its base image '%s' is not a valid reference: %s", what, image->ref, why);
+  if (b->ref.kind != OCI_REF_DOCKER)
+    die ("%s: its base image %s is not a docker:// image: only roots made from a registry's "
+         "image or from a tarball are pushed yet", what, image->ref);
+  if (image->digest == NULL || !oci_digest_is_valid (image->digest))
+    die ("%s: its metadata has no manifest digest for %s", what, image->ref);
+  free (b->ref.digest);
+  b->ref.digest = xstrdup (image->digest);
+  b->s = (struct image_source) { .what = image->ref };
+  registry_open (&b->s, &b->ref, oo);
+  cleanup_free char *digest = NULL, *mt = NULL;
+  b->manifest = registry_first_manifest (&b->s, &b->ref, &b->manifest_len, &digest, &mt);
+  cleanup_free char *mwhat = xasprintf ("%s: manifest %s", image->ref, image->digest);
+  oci_manifest_parse (b->manifest, b->manifest_len, mwhat, &b->m);
+  b->config = b->s.read_document (&b->s, &b->m.config, &b->config_len);
+
+  json_t *root = json_loadb (b->manifest, b->manifest_len, 0, NULL);
+  json_t *jmt = root != NULL ? json_object_get (root, "mediaType") : NULL;
+  if (json_is_string (jmt))
+    b->media_type = xstrdup (json_string_value (jmt));
+  else if (str_has_prefix (b->m.config.media_type, "application/vnd.docker."))
+    b->media_type = xstrdup (DOCKER_MANIFEST);
+  else
+    b->media_type = xstrdup (OCI_MANIFEST);
+  json_decref (root);
+
+  cleanup_free char *dir = xasprintf ("%s/base", tmp);
+  if (mkdir (dir, 0700) < 0)
+    die_with_error ("%s: cannot create %s", what, dir);
+  b->treefd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (b->treefd < 0)
+    die_with_error ("%s: cannot open %s", what, dir);
+  struct extract_opts xo = { 0 };
+  struct extract_result res;
+  struct extractor *x = extract_begin (b->treefd, &xo, &res);
+  for (size_t i = 0; i < b->m.n_layers; i++)
+    {
+      struct source src = { .fd = -1 };
+      b->s.open_blob (&b->s, &b->m.layers[i], &src);
+      extract_layer (x, &src);
+      source_clear (&src);
+    }
+  extract_finish (x);
+  extract_finish_root (x);
+}
+
+static void
+base_clear (struct base *b)
+{
+  if (b->s.data != NULL)
+    registry_close (&b->s);
+  free (b->manifest);
+  free (b->media_type);
+  free (b->config);
+  oci_manifest_clear (&b->m);
+  oci_ref_clear (&b->ref);
+  if (b->treefd >= 0)
+    close (b->treefd);
+}
+
+/* "2024-01-02T03:04:05Z" for T. */
+static char *
+rfc3339 (time_t t)
+{
+  struct tm tm;
+  char buf[64];
+  gmtime_r (&t, &tm);
+  strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return xstrdup (buf);
+}
+
+static const char *
+go_arch (void)
+{
+  static struct utsname u;
+  if (uname (&u) < 0)
+    return "amd64";
+  if (strcmp (u.machine, "x86_64") == 0)
+    return "amd64";
+  if (strcmp (u.machine, "aarch64") == 0)
+    return "arm64";
+  if (str_has_prefix (u.machine, "armv"))
+    return "arm";
+  if (strcmp (u.machine, "i686") == 0 || strcmp (u.machine, "i386") == 0)
+    return "386";
+  return u.machine;
+}
+
+static json_t *
+descriptor (const char *media_type, const char *digest, uint64_t size)
+{
+  return json_pack ("{s:s, s:s, s:I}", "mediaType", media_type, "digest", digest, "size",
+                    (json_int_t) size);
+}
+
+static char *
+dump (json_t *j, const char *what)
+{
+  char *s = json_dumps (j, JSON_COMPACT);
+  if (s == NULL)
+    die ("%s: cannot write JSON", what);
+  return s;
+}
+
+/* The base's config with the new layer: diff_ids, history, created. */
+static char *
+new_config (const struct base *b, const struct layer_blob *l, const struct export_filter *f,
+            const char *what)
+{
+  json_t *cfg;
+  if (b != NULL)
+    {
+      json_error_t err;
+      cfg = json_loadb (b->config, b->config_len, 0, &err);
+      if (!json_is_object (cfg))
+        die ("%s: the base image's config is not a JSON object", what);
+    }
+  else
+    cfg = json_pack ("{s:s, s:s, s:{}, s:{s:s, s:[]}, s:[]}", "architecture", go_arch (), "os",
+                     "linux", "config", "rootfs", "type", "layers", "diff_ids", "history");
+  cleanup_free char *created = NULL;
+  if (f->clamp)
+    created = rfc3339 (f->epoch);
+  else if (json_is_string (json_object_get (cfg, "created")))
+    created = xstrdup (json_string_value (json_object_get (cfg, "created")));
+  else
+    created = rfc3339 (0);
+  json_object_set_new (cfg, "created", json_string (created));
+  json_t *rootfs = json_object_get (cfg, "rootfs");
+  json_t *ids = json_is_object (rootfs) ? json_object_get (rootfs, "diff_ids") : NULL;
+  if (!json_is_array (ids))
+    die ("%s: the base image's config has no rootfs.diff_ids", what);
+  json_array_append_new (ids, json_string (l->diff_id));
+  json_t *history = json_object_get (cfg, "history");
+  /* Only a config that keeps a history gets an entry: one without would then have fewer
+   * entries than layers, which readers check. */
+  if (json_is_array (history))
+    json_array_append_new (history, json_pack ("{s:s, s:s}", "created", created, "created_by",
+                                               CREATED_BY));
+  char *text = dump (cfg, what);
+  json_decref (cfg);
+  return text;
+}
+
+static char *
+new_manifest (const struct base *b, const struct layer_blob *l, const char *config_digest,
+              size_t config_len, const char **media_type, const char *what)
+{
+  json_t *m;
+  const char *layer_type;
+  if (b != NULL)
+    {
+      m = json_loadb (b->manifest, b->manifest_len, 0, NULL);
+      json_t *cfg = json_is_object (m) ? json_object_get (m, "config") : NULL;
+      json_t *layers = json_is_object (m) ? json_object_get (m, "layers") : NULL;
+      if (!json_is_object (cfg) || !json_is_array (layers))
+        die ("%s: the base image's manifest has no config or layers", what);
+      json_object_set_new (cfg, "digest", json_string (config_digest));
+      json_object_set_new (cfg, "size", json_integer ((json_int_t) config_len));
+      *media_type = b->media_type;
+      layer_type = strcmp (b->media_type, DOCKER_MANIFEST) == 0 ? DOCKER_LAYER_GZIP
+                                                                : OCI_LAYER_GZIP;
+      json_array_append_new (layers, descriptor (layer_type, l->digest, l->size));
+    }
+  else
+    {
+      *media_type = OCI_MANIFEST;
+      m = json_pack ("{s:i, s:s, s:o, s:[o]}", "schemaVersion", 2, "mediaType", OCI_MANIFEST,
+                     "config", descriptor (OCI_CONFIG, config_digest, config_len), "layers",
+                     descriptor (OCI_LAYER_GZIP, l->digest, l->size));
+    }
+  char *text = dump (m, what);
+  json_decref (m);
+  return text;
+}
+
+void
+push_root (const char *name, const char *dest, const struct push_opts *o)
+{
+  name_check (name);
+  cleanup_free char *what = xasprintf ("cannot push '%s'", name);
+  struct oci_ref dref;
+  const char *why;
+  bool to_layout = str_has_prefix (dest, "oci:");
+  if (!str_has_prefix (dest, "docker://") && !to_layout)
+    die ("push: unsupported destination '%s': expected docker://REGISTRY/REPO:TAG or "
+         "oci:DIR:TAG", dest);
+  if (oci_ref_parse (dest, &dref, &why) < 0)
+    die ("push: invalid destination '%s': %s", dest, why);
+  if (!to_layout && (dref.digest != NULL || dref.tag == NULL))
+    die ("push: invalid destination '%s': name a tag, not a digest", dest);
+
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (&p, name, "push");
+  cleanup_free char *root = store_existing_root (name, "push");
+  cleanup_free char *meta_path = paths_meta (&p, name);
+  store_paths_clear (&p);
+  struct meta m = { 0 };
+  meta_read (meta_path, &m);
+  struct export_filter f;
+  export_filter_init (&f, &m, what);
+
+  const char *tmpbase = getenv ("TMPDIR");
+  cleanup_free char *tmp = xasprintf ("%s/enter-devroot-push.XXXXXX",
+                                      tmpbase != NULL && tmpbase[0] == '/' ? tmpbase : "/var/tmp");
+  if (mkdtemp (tmp) == NULL)
+    die_with_error ("%s: cannot create a temporary directory %s", what, tmp);
+  cleanup_dir = tmp;
+  set_die_cleanup (push_cleanup);
+
+  struct oci_opts oo = { .cacert = o->cacert, .insecure_http = o->insecure_http,
+                         .quiet = o->quiet };
+  struct base b = { .treefd = -1 };
+  bool has_base = m.image.ref != NULL;
+  if (has_base)
+    base_open (&b, &m.image, tmp, &oo, what);
+
+  cleanup_fd int rootfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (rootfd < 0)
+    die_with_error ("%s: cannot open %s", what, root);
+  struct layer_blob layer;
+  layer_diff (rootfd, has_base ? b.treefd : -1, &f, what, tmp, &layer);
+
+  cleanup_free char *config = new_config (has_base ? &b : NULL, &layer, &f, what);
+  size_t config_len = strlen (config);
+  cleanup_free char *config_digest = oci_digest_of (config, config_len);
+  const char *media_type;
+  cleanup_free char *manifest = new_manifest (has_base ? &b : NULL, &layer, config_digest,
+                                              config_len, &media_type, what);
+  size_t manifest_len = strlen (manifest);
+  cleanup_free char *manifest_digest = oci_digest_of (manifest, manifest_len);
+
+  struct upload *u = NULL;
+  struct layout_out *lo = NULL;
+  if (to_layout)
+    lo = layout_out_open (dref.path, dref.tag, what);
+  else
+    {
+      bool same_registry = has_base && strcmp (b.ref.registry, dref.registry) == 0;
+      u = upload_open (&dref, same_registry ? b.ref.repository : NULL, &oo, what);
+    }
+  for (size_t i = 0; has_base && i < b.m.n_layers; i++)
+    {
+      struct source src = { .fd = -1 };
+      b.s.open_blob (&b.s, &b.m.layers[i], &src);
+      cleanup_free char *label = xasprintf ("%.19s", b.m.layers[i].digest);
+      if (lo != NULL)
+        layout_out_blob (lo, b.m.layers[i].digest, b.m.layers[i].size, src.fd, NULL);
+      else
+        upload_blob (u, b.m.layers[i].digest, b.m.layers[i].size, src.fd, NULL, label, true);
+      source_clear (&src);
+      interrupt_check ();
+    }
+  cleanup_free char *label = xasprintf ("%.19s", layer.digest);
+  if (lo != NULL)
+    {
+      layout_out_blob (lo, layer.digest, layer.size, layer.fd, NULL);
+      layout_out_blob (lo, config_digest, config_len, -1, config);
+      interrupt_check ();
+      layout_out_manifest (lo, media_type, manifest, manifest_len);
+      interrupt_commit ();
+      layout_out_close (lo);
+      printf ("oci:%s@%s\n", dref.path, manifest_digest);
+    }
+  else
+    {
+      upload_blob (u, layer.digest, layer.size, layer.fd, NULL, label, false);
+      upload_blob (u, config_digest, config_len, -1, config, "config", false);
+      interrupt_check ();
+      upload_manifest (u, media_type, manifest, manifest_len);
+      interrupt_commit ();
+      upload_close (u);
+      printf ("docker://%s/%s@%s\n", dref.registry, dref.repository, manifest_digest);
+    }
+
+  set_die_cleanup (NULL);
+  push_cleanup ();
+  cleanup_dir = NULL;
+  close (layer.fd);
+  base_clear (&b);
+  export_filter_clear (&f);
+  meta_clear (&m);
+  oci_ref_clear (&dref);
+}

@@ -1,0 +1,314 @@
+#!/usr/bin/env bats
+# push NAME docker://...: tailored roots to Debian's docker-registry on 127.0.0.1 with TLS
+# (one anonymous, one with htpasswd basic auth), read back by skopeo, umoci and create.
+
+load common
+load registry
+
+setup_file() {
+	oci_check_prerequisites || return 1
+	command -v skopeo >/dev/null || { echo "skopeo is needed (apt-get install skopeo)" >&2; return 1; }
+	command -v umoci >/dev/null || { echo "umoci is needed (apt-get install umoci)" >&2; return 1; }
+	command -v htpasswd >/dev/null || { echo "htpasswd is needed (apt-get install apache2-utils)" >&2; return 1; }
+	fetch_prepare_site
+	start_registry open
+	start_registry locked htpasswd
+	start_registry tokens token
+	export CA=$S/ca.pem
+	T=$S/images
+	mkdir -p "$T"
+	# The base: busybox plus /srv with a file to delete and a directory to replace.
+	image "$S/lay" > "$S/base.digest" <<-EOF
+	{"tag": "base", "layers": [$BASE_LAYER,
+	 {"compression": "gzip", "entries": [{"path": "srv", "type": "dir"},
+	   {"path": "srv/keep", "data": "kept"}, {"path": "srv/gone", "data": "bye"},
+	   {"path": "srv/d", "type": "dir"}, {"path": "srv/d/inner", "data": "in"}]}],
+	 "config": {"Env": ["FOO=base"], "Cmd": ["cat", "/srv/keep"]}}
+	EOF
+	push "$S/lay:base" open base:1
+	push "$S/lay:base" locked base:1 "$REG_USER:$REG_PASS"
+	push "$S/lay:base" tokens public/base:1 "$REG_USER:$REG_PASS"
+}
+teardown_file() {
+	stop_registries
+	fetch_teardown_file
+}
+setup() { oci_setup; }
+teardown() { fetch_teardown; }
+
+# log_mark NAME: the registry's log length now; since NAME MARK PATTERN: matching lines after.
+log_mark() { wc -l < "$S/$1.log"; }
+since() { tail -n +"$(($2 + 1))" "$S/$1.log" | grep -c -- "$3" || true; }
+
+# tailor NAME: a file added, one deleted, a directory replaced by a file (edited in place,
+# as --root would).
+tailor() {
+	local r
+	r=$(root_of "$1")
+	echo added > "$r/srv/new"
+	rm "$r/srv/gone"
+	rm -r "$r/srv/d"
+	echo "was a directory" > "$r/srv/d"
+}
+
+# A second user's store and cache.
+elsewhere() {
+	export XDG_DATA_HOME=$T/other/data XDG_CACHE_HOME=$T/other/cache
+	mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME"
+}
+
+@test "push onto a base sends only the new layer and the config, and mounts the base's layers" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	tailor r
+	local mark
+	mark=$(log_mark open)
+	edr_run push r "docker://$(reg open)/tailored:1" --cacert "$CA" --quiet
+	assert_status 0
+	[[ $output == "docker://$(reg open)/tailored@sha256:"* ]] || fail "no pinned reference: $output"
+	# Two blob uploads (the layer and the config), each one POST and one monolithic PUT.
+	[[ $(since open "$mark" '"POST /v2/tailored/blobs/uploads/ ') -eq 2 ]] || fail "expected 2 upload POSTs"
+	[[ $(since open "$mark" '"PUT /v2/tailored/blobs/uploads/') -eq 2 ]] ||
+		fail "expected 2 blob PUTs, got $(since open "$mark" '"PUT /v2/tailored/blobs/uploads/')"
+	# The two base layers mounted from base, not sent.
+	[[ $(since open "$mark" '"POST /v2/tailored/blobs/uploads/?mount=') -eq 2 ]] ||
+		fail "expected 2 mounts: $(tail -n +"$((mark + 1))" "$S/open.log" | grep -o '"[A-Z]* /v2/[^ ]*' | cut -c1-100)"
+	[[ $(since open "$mark" '"PUT /v2/tailored/manifests/1 ') -eq 1 ]] || fail "no manifest PUT"
+	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/tailored:1"
+	assert_success
+	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	assert_output 3
+	# Pushed again: the registry has everything, only HEADs and the manifest.
+	mark=$(log_mark open)
+	edr_run push r "docker://$(reg open)/tailored:1" --cacert "$CA" --quiet
+	assert_status 0
+	[[ $(since open "$mark" '"PUT /v2/tailored/blobs/') -eq 0 ]] || fail "blobs sent again"
+	[[ $(since open "$mark" '"POST /v2/tailored/blobs/') -eq 0 ]] || fail "uploads started again"
+}
+
+@test "another store creates the tailored root back from the pushed image" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	tailor r
+	edr push r "docker://$(reg open)/back:1" --cacert "$CA" --quiet
+	elsewhere
+	edr_run create r2 --from "docker://$(reg open)/back:1" --cacert "$CA" --quiet
+	assert_status 0
+	local r2
+	r2=$(root_of r2)
+	[[ $(cat "$r2/srv/new") == added ]] || fail "the added file is missing"
+	[[ ! -e $r2/srv/gone ]] || fail "the deleted file came back"
+	[[ -f $r2/srv/d && $(cat "$r2/srv/d") == "was a directory" ]] || fail "the replaced directory"
+	[[ $(cat "$r2/srv/keep") == kept ]] || fail "the base's file is missing"
+	# The image's config is kept: its Env and Cmd.
+	edr_run run r2
+	assert_output kept
+	edr_run run r2 -- sh -c 'echo $FOO'
+	assert_output base
+}
+
+@test "a directory that replaced a file is opaque, and a new directory comes back whole" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	local r
+	r=$(root_of r)
+	rm "$r/srv/keep"
+	mkdir -p "$r/srv/keep/sub"
+	echo deep > "$r/srv/keep/sub/f"
+	edr push r "docker://$(reg open)/opaque:1" --cacert "$CA" --quiet
+	skopeo copy -q --src-cert-dir "$S/certs" "docker://$(reg open)/opaque:1" "oci:$T/lay:o"
+	local top
+	top=$(python3 -c 'import json, sys
+i = json.load(open(sys.argv[1] + "/index.json"))
+m = json.load(open(sys.argv[1] + "/blobs/sha256/" + i["manifests"][0]["digest"][7:]))
+print(m["layers"][-1]["digest"][7:])' "$T/lay")
+	run tar -tzf "$T/lay/blobs/sha256/$top"
+	assert_success
+	assert_line ./srv/keep/.wh..wh..opq
+	assert_line ./srv/keep/sub/f
+	elsewhere
+	edr create r2 --from "docker://$(reg open)/opaque:1" --cacert "$CA" --quiet
+	[[ $(cat "$(root_of r2)/srv/keep/sub/f") == deep ]] || fail "the new directory is not there"
+}
+
+@test "skopeo copies and umoci unpacks a pushed image; create's additions are not in it" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	tailor r
+	edr run r -- true # entering adds the DNS copies
+	edr push r "docker://$(reg open)/interop:1" --cacert "$CA" --quiet
+	run skopeo copy -q --src-cert-dir "$S/certs" "docker://$(reg open)/interop:1" "oci:$T/lay:i"
+	assert_success
+	run umoci unpack --rootless --image "$T/lay:i" "$T/bundle"
+	assert_success
+	local fs=$T/bundle/rootfs
+	[[ $(cat "$fs/srv/new") == added ]] || fail "umoci: the added file is missing"
+	[[ ! -e $fs/srv/gone ]] || fail "umoci: the deleted file is there"
+	[[ -f $fs/srv/d ]] || fail "umoci: the replaced directory"
+	[[ ! -e $fs/home/$(id -un) ]] || fail "the user's home was pushed"
+	! grep -q "^$(id -un):" "$fs/etc/passwd" || fail "the user's passwd line was pushed"
+}
+
+# top_layer REF: the entries of the pushed image's last layer.
+top_layer() {
+	rm -rf "$T/top"
+	skopeo copy -q --src-cert-dir "$S/certs" "$1" "oci:$T/top:t"
+	local top
+	top=$(python3 -c 'import json, sys
+i = json.load(open(sys.argv[1] + "/index.json"))
+m = json.load(open(sys.argv[1] + "/blobs/sha256/" + i["manifests"][0]["digest"][7:]))
+print(m["layers"][-1]["digest"][7:])' "$T/top")
+	tar -tzf "$T/top/blobs/sha256/$top"
+}
+
+@test "an unchanged root pushes the same digest twice, and as the base's digest chain" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	edr run r -- true # entering: the DNS copies, nothing of the root's own
+	local one two three
+	one=$("$EDR_BIN" push r "docker://$(reg open)/same:1" --cacert "$CA" --quiet)
+	two=$("$EDR_BIN" push r "docker://$(reg open)/same:2" --cacert "$CA" --quiet)
+	[[ ${one#*@} == "${two#*@}" ]] || fail "two digests: $one $two"
+	run top_layer "docker://$(reg open)/same:1"
+	assert_success
+	assert_output ""
+	# Another store's root from the same base, pushed: the same digest again.
+	elsewhere
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	three=$("$EDR_BIN" push r "docker://$(reg open)/same:3" --cacert "$CA" --quiet)
+	[[ ${one#*@} == "${three#*@}" ]] || fail "another store's push differs: $one $three"
+	# SOURCE_DATE_EPOCH sets the config's created.
+	SOURCE_DATE_EPOCH=86400 "$EDR_BIN" push r "docker://$(reg open)/same:4" --cacert "$CA" --quiet
+	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/same:4"
+	assert_output --partial '"Created": "1970-01-02T00:00:00Z"'
+}
+
+@test "push with basic auth, and wrong credentials fail with one line and tag nothing" {
+	edr create r --from "docker://$(reg locked)/base:1" --cacert "$CA" --quiet 2>/dev/null ||
+		{ auth_file "$T/auth.json" "$(reg locked)" "$REG_USER:$REG_PASS"
+		  REGISTRY_AUTH_FILE=$T/auth.json edr create r --from "docker://$(reg locked)/base:1" --cacert "$CA" --quiet; }
+	tailor r
+	auth_file "$T/wrong.json" "$(reg locked)" "$REG_USER:wrong"
+	REGISTRY_AUTH_FILE=$T/wrong.json edr_run push r "docker://$(reg locked)/mine:1" --cacert "$CA" --quiet
+	assert_edr_error "$EDR_TOOL_EXIT" "cannot push 'r'" "wrong credentials"
+	run skopeo inspect --cert-dir "$S/certs" --creds "$REG_USER:$REG_PASS" "docker://$(reg locked)/mine:1"
+	assert_failure
+	# Anonymous: one line saying authentication is required.
+	edr_run push r "docker://$(reg locked)/mine:1" --cacert "$CA" --quiet
+	assert_edr_error "$EDR_TOOL_EXIT" "asks for authentication" "no credentials"
+	auth_file "$T/auth.json" "$(reg locked)" "$REG_USER:$REG_PASS"
+	REGISTRY_AUTH_FILE=$T/auth.json edr_run push r "docker://$(reg locked)/mine:1" --cacert "$CA" --quiet
+	assert_status 0
+	run skopeo inspect --cert-dir "$S/certs" --creds "$REG_USER:$REG_PASS" "docker://$(reg locked)/mine:1"
+	assert_success
+}
+
+@test "push without --cacert fails on the registry's certificate with one line" {
+	edr create r --from "$EDR_TEMPLATE" --quiet
+	edr_run push r "docker://$(reg open)/tls:1" --quiet
+	assert_edr_error "$EDR_TOOL_EXIT" "cannot push 'r'" "certificate"
+}
+
+@test "a root made from a tarball pushes as one layer that creates it back" {
+	edr create t --from "$EDR_TEMPLATE" --quiet
+	echo mine > "$(root_of t)/added"
+	edr_run push t "docker://$(reg open)/flat:1" --cacert "$CA" --quiet
+	assert_status 0
+	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/flat:1"
+	assert_success
+	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	assert_output 1
+	elsewhere
+	edr create t2 --from "docker://$(reg open)/flat:1" --cacert "$CA" --quiet
+	edr_run run t2 -- cat /added
+	assert_output mine
+}
+
+@test "push refuses a destination that is not docker:// with a tag or oci:" {
+	edr create t --from "$EDR_TEMPLATE" --quiet
+	edr_run push t "docker-archive:$T/x.tar"
+	assert_edr_error "$EDR_TOOL_EXIT" "docker://" "oci:"
+	[[ ! -e $T/x.tar ]] || fail "something was written"
+	edr_run push t "docker://$(reg open)/x@sha256:$(printf %064d 0)"
+	assert_edr_error "$EDR_TOOL_EXIT" "tag"
+}
+
+@test "push: a symlink in the root to a host file is pushed as a symlink, never followed" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	echo "host secret" > "$T/secret"
+	ln -s "$T/secret" "$(root_of r)/srv/link"
+	ln -s "$T" "$(root_of r)/srv/dirlink"
+	edr push r "docker://$(reg open)/links:1" --cacert "$CA" --quiet
+	skopeo copy -q --src-cert-dir "$S/certs" "docker://$(reg open)/links:1" "oci:$T/lay:l"
+	local blob
+	for blob in "$T"/lay/blobs/sha256/*; do
+		if gzip -t "$blob" 2>/dev/null; then
+			! zcat "$blob" | grep -q "host secret" || fail "the host file's content is in a layer"
+		fi
+	done
+	elsewhere
+	edr create r2 --from "docker://$(reg open)/links:1" --cacert "$CA" --quiet
+	[[ $(readlink "$(root_of r2)/srv/link") == "$T/secret" ]] || fail "not the symlink"
+	[[ $(readlink "$(root_of r2)/srv/dirlink") == "$T" ]] || fail "not the directory symlink"
+}
+
+@test "push with Bearer tokens: a token for pull,push on the destination and pull on the base's repository" {
+	edr create r --from "docker://$(reg tokens)/public/base:1" --cacert "$CA" --quiet
+	tailor r
+	# Anonymous: the token service grants no push; one line, nothing tagged.
+	edr_run push r "docker://$(reg tokens)/private/mine:1" --cacert "$CA" --quiet
+	assert_edr_error "$EDR_TOOL_EXIT" "cannot push 'r'" "access denied"
+	auth_file "$T/auth.json" "$(reg tokens)" "$REG_USER:$REG_PASS"
+	local mark
+	mark=$(log_mark tokens-token)
+	REGISTRY_AUTH_FILE=$T/auth.json edr_run push r "docker://$(reg tokens)/private/mine:1" --cacert "$CA" --quiet
+	assert_status 0
+	tail -n +"$((mark + 1))" "$S/tokens-token.log" | grep -q 'user=edr granted=.*"name": "private/mine", "actions": \["pull", "push"\]' ||
+		fail "no push token asked: $(cat "$S/tokens-token.log")"
+	tail -n +"$((mark + 1))" "$S/tokens-token.log" | grep -q '"name": "public/base", "actions": \["pull"\]' ||
+		fail "no pull scope on the base's repository for the mount"
+	[[ $(grep -c '"POST /v2/private/mine/blobs/uploads/?mount=.*&from=public/base' "$S/tokens.log") -eq 2 ]] ||
+		fail "the base's layers were not mounted"
+	run skopeo inspect --cert-dir "$S/certs" --creds "$REG_USER:$REG_PASS" "docker://$(reg tokens)/private/mine:1"
+	assert_success
+}
+
+@test "push to oci:DIR:TAG writes a layout that skopeo, umoci and create read; the tag is replaced" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	tailor r
+	local one two
+	one=$("$EDR_BIN" push r "oci:$T/out:tail" --cacert "$CA" --quiet)
+	[[ $one == "oci:$T/out@sha256:"* ]] || fail "no pinned reference: $one"
+	run skopeo inspect "oci:$T/out:tail"
+	assert_success
+	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	assert_output 3
+	run umoci unpack --rootless --image "$T/out:tail" "$T/bundle"
+	assert_success
+	[[ $(cat "$T/bundle/rootfs/srv/new") == added ]] || fail "umoci: the added file"
+	[[ ! -e $T/bundle/rootfs/srv/gone ]] || fail "umoci: the deleted file"
+	# The same as the registry push: one digest for one root.
+	two=$("$EDR_BIN" push r "docker://$(reg open)/same-as-layout:1" --cacert "$CA" --quiet)
+	[[ ${one#*@} == "${two#*@}" ]] || fail "layout and registry digests differ: $one $two"
+	# Pushed again after a change: the tag names the new image, one entry in index.json.
+	echo more > "$(root_of r)/srv/more"
+	"$EDR_BIN" push r "oci:$T/out:tail" --quiet
+	run python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["manifests"]))' "$T/out/index.json"
+	assert_output 1
+	elsewhere
+	edr create r2 --from "oci:$T/out:tail" --quiet
+	[[ $(cat "$(root_of r2)/srv/more") == more ]] || fail "not the latest push"
+	[[ ! -e $(root_of r2)/srv/gone ]] || fail "the deleted file came back"
+}
+
+@test "push after cache clean fetches the base's manifest, config and layers again" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	tailor r
+	edr cache clean --quiet
+	local mark
+	mark=$(log_mark open)
+	edr_run push r "docker://$(reg open)/recached:1" --cacert "$CA" --quiet
+	assert_status 0
+	# The config and the two layers, by digest from the base's repository.
+	[[ $(since open "$mark" '"GET /v2/base/blobs/sha256:') -eq 3 ]] ||
+		fail "expected 3 blob GETs, got $(since open "$mark" '"GET /v2/base/blobs/sha256:')"
+	elsewhere
+	edr create r2 --from "docker://$(reg open)/recached:1" --cacert "$CA" --quiet
+	[[ $(cat "$(root_of r2)/srv/new") == added && ! -e $(root_of r2)/srv/gone ]] ||
+		fail "not the tailored root"
+}
