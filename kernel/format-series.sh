@@ -11,7 +11,7 @@ KDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ $# -eq 1 ] || { echo "usage: $0 DEV_TREE" >&2; exit 1; }
 DEV=$1
 COVER=$KDIR/cover-letter.txt
-VERSION=6
+VERSION=7
 # The lists every patch goes to; people are Cc'd in the patches themselves.
 LISTS=(--to=linux-fsdevel@vger.kernel.org --cc=linux-api@vger.kernel.org
 	--cc=linux-security-module@vger.kernel.org --cc=linux-man@vger.kernel.org
