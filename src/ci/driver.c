@@ -1,7 +1,6 @@
 /* What the CI engine drivers share; see driver.h. */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include <openssl/evp.h>
 
 #include "ci/driver.h"
+#include "common/helper.h"
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
@@ -174,29 +174,6 @@ ci_credentials_remove (char *path)
 
 /* ---- Running enter-devroot. */
 
-/* enter-devroot beside this helper (a build tree, a copied pair), else the installed one;
- * never from PATH. */
-static char *
-tool_path (void)
-{
-  char self[PATH_MAX];
-  ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0)
-    {
-      self[n] = '\0';
-      char *slash = strrchr (self, '/');
-      if (slash != NULL)
-        {
-          *slash = '\0';
-          char *beside = xasprintf ("%s/%s", self, PROGRAM_NAME);
-          if (access (beside, X_OK) == 0)
-            return beside;
-          free (beside);
-        }
-    }
-  return xstrdup (BINDIR "/" PROGRAM_NAME);
-}
-
 static volatile sig_atomic_t child_pid;
 
 static void
@@ -209,7 +186,8 @@ pass_on (int sig)
 int
 ci_tool (char *const args[], int stdin_fd, char *const extra_env[])
 {
-  cleanup_free char *path = tool_path ();
+  /* enter-devroot beside this helper (a build tree), else the installed one. */
+  cleanup_free char *path = program_path (PROGRAM_NAME, BINDIR);
   cleanup_free char **argv = NULL;
   size_t n = strv_length (args);
   argv = xcalloc (n + 2, sizeof (char *));

@@ -10,7 +10,7 @@
 #include "common/util.h"
 
 char *
-store_helper_path (void)
+program_path (const char *name, const char *installed_dir)
 {
   char self[PATH_MAX];
   ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
@@ -21,13 +21,19 @@ store_helper_path (void)
       if (slash != NULL)
         {
           *slash = '\0';
-          char *beside = xasprintf ("%s/%s", self, STORE_HELPER_NAME);
+          char *beside = xasprintf ("%s/%s", self, name);
           if (access (beside, X_OK) == 0)
             return beside;
           free (beside);
         }
     }
-  return xasprintf ("%s/%s", PKGLIBEXECDIR, STORE_HELPER_NAME);
+  return xasprintf ("%s/%s", installed_dir, name);
+}
+
+char *
+store_helper_path (void)
+{
+  return program_path (STORE_HELPER_NAME, PKGLIBEXECDIR);
 }
 
 void

@@ -7,6 +7,9 @@
 
 #define STORE_HELPER_NAME "enter-devroot-store"
 
+/* Where program NAME is: beside the running binary (a build tree, a copied set), else in
+ * INSTALLED_DIR. Never from PATH or the environment. */
+char *program_path (const char *name, const char *installed_dir);
 /* Where the helper is: beside the running binary (a build tree, a copied pair), else
  * PKGLIBEXECDIR (an installed tool). Never from PATH or the environment. */
 char *store_helper_path (void);
