@@ -40,14 +40,21 @@ ci_pushf (char ***v, const char *format, ...)
 }
 
 void
+ci_vfail (int status, const char *driver, const char *format, va_list ap)
+{
+  /* Straight to stderr: nothing allocated is left behind by the exit. */
+  fprintf (stderr, "%s: %s: ", PROGRAM_NAME, driver);
+  vfprintf (stderr, format, ap);
+  fputc ('\n', stderr);
+  exit (status);
+}
+
+void
 ci_fail (int status, const char *driver, const char *format, ...)
 {
   va_list ap;
   va_start (ap, format);
-  cleanup_free char *msg = xvasprintf (format, ap);
-  va_end (ap);
-  fprintf (stderr, "%s: %s: %s\n", PROGRAM_NAME, driver, msg);
-  exit (status);
+  ci_vfail (status, driver, format, ap);
 }
 
 int

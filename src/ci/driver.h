@@ -4,6 +4,7 @@
  * JSON in, those commands out, its exit-status conventions back. */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 /* How a devroot is made from an image a CI job names: append create's source options for
@@ -52,3 +53,5 @@ __attribute__((format (printf, 2, 3))) void ci_pushf (char ***v, const char *for
 /* One line on stderr, "enter-devroot: <driver>: <message>", then exit STATUS. */
 __attribute__((noreturn, format (printf, 3, 4)))
 void ci_fail (int status, const char *driver, const char *format, ...);
+__attribute__((noreturn, format (printf, 3, 0)))
+void ci_vfail (int status, const char *driver, const char *format, va_list ap);

@@ -60,9 +60,7 @@ fail_system (const char *format, ...)
 {
   va_list ap;
   va_start (ap, format);
-  cleanup_free char *msg = xvasprintf (format, ap);
-  va_end (ap);
-  ci_fail (system_failure, DRIVER, "%s", msg);
+  ci_vfail (system_failure, DRIVER, format, ap);
 }
 
 static const char *
@@ -364,7 +362,7 @@ take_marker (const char *name, const char *marker)
   "set +e; if b=$(command -v bash); then \"$b\" \"$f.sh\" < \"$f\"; else sh \"$f.sh\" < \"$f\"; fi; " \
   "s=$?; rm -f \"$f.sh\"; exit $s"
 
-static void
+static int
 gitlab_run (const struct gitlab *g)
 {
   cleanup_free char *name = job_root_name ();
@@ -401,7 +399,7 @@ gitlab_run (const struct gitlab *g)
     fail_system ("stage %s: cannot start a shell in the job's devroot %s (enter-devroot run "
                  "exited %d)", g->stage, name, status);
   if (status == 0)
-    exit (0);
+    return 0;
   const char *file = getenv ("BUILD_EXIT_CODE_FILE");
   if (file != NULL && file[0] != '\0')
     {
@@ -410,12 +408,12 @@ gitlab_run (const struct gitlab *g)
       if (fd < 0 || write_all (fd, text, strlen (text)) < 0)
         fail_system ("cannot write the exit code to %s: %s", file, strerror (errno));
     }
-  exit (ci_status_from_env ("BUILD_FAILURE_EXIT_CODE", DEFAULT_BUILD_FAILURE));
+  return ci_status_from_env ("BUILD_FAILURE_EXIT_CODE", DEFAULT_BUILD_FAILURE);
 }
 
 /* ---- cleanup */
 
-static void
+static int
 gitlab_cleanup (void)
 {
   cleanup_free char *name = job_root_name ();
@@ -425,7 +423,7 @@ gitlab_cleanup (void)
   cleanup_free char *path = mode_file (name);
   unlink (path);
   /* The runner ignores cleanup's status; a nonzero one only adds noise to the log. */
-  exit (0);
+  return 0;
 }
 
 /* ---- Command line. */
@@ -498,10 +496,10 @@ ci_gitlab (char **argv)
     {
       g.script = words[0];
       g.stage = words[1];
-      gitlab_run (&g);
+      return gitlab_run (&g);
     }
   else if (strcmp (action, "cleanup") == 0)
-    gitlab_cleanup ();
+    return gitlab_cleanup ();
   else
     ci_fail (system_failure, DRIVER, "unknown action '%s'\n%s", action, usage);
   if (fflush (stdout) != 0 || ferror (stdout))

@@ -154,10 +154,11 @@ open_dst (const char *name, const struct bind *b, bool create)
   if (cur < 0)
     die_with_error ("cannot enter root '%s': open the root", name);
   size_t pos = 0;
-  char *next = next_component (b->dst, &pos);
+  /* Both owned by scope: a die() below must not leave the lookahead unreachable. */
+  cleanup_free char *next = next_component (b->dst, &pos);
   while (next != NULL)
     {
-      cleanup_free char *comp = next;
+      cleanup_free char *comp = steal_pointer (&next);
       next = next_component (b->dst, &pos);
       if (next == NULL && !b->dir)
         {
@@ -172,10 +173,7 @@ open_dst (const char *name, const struct bind *b, bool create)
       if (fd < 0 && errno == ENOENT)
         {
           if (!create)
-            {
-              free (next);
-              return -1;
-            }
+            return -1;
           if (mkdirat (cur, comp, 0755) < 0 && errno != EEXIST)
             die ("cannot bind %s on %s in root '%s': cannot create %s: %s", b->src, b->dst,
                  name, comp, strerror (errno));
