@@ -746,10 +746,14 @@ download_file (const char *url, int dirfd, const char *name, const struct downlo
     }
   if (rc != CURLE_OK)
     {
-      cleanup_free char *vname = validators_name (name);
-      bool resumable = fstat (fd, &st) == 0 && st.st_size > 0
-                       && faccessat (dirfd, vname, F_OK, 0) == 0
-                       && rc != CURLE_HTTP_RETURNED_ERROR;
+      bool resumable;
+      {
+        /* Freed before the die() below, not only reachable from a dead slot. */
+        cleanup_free char *vname = validators_name (name);
+        resumable = fstat (fd, &st) == 0 && st.st_size > 0
+                    && faccessat (dirfd, vname, F_OK, 0) == 0
+                    && rc != CURLE_HTTP_RETURNED_ERROR;
+      }
       if (!resumable)
         download_discard (dirfd, name);
       interrupt_check_note (resumable ? " (partial download kept; run the command again to "
