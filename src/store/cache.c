@@ -511,7 +511,8 @@ list_digests (const char *dir)
   if (errno != 0)
     die_with_error ("cannot read %s", dir);
   closedir (d);
-  qsort (v, n, sizeof *v, compare_strings);
+  if (n > 0) /* qsort may not be handed a NULL array */
+    qsort (v, n, sizeof *v, compare_strings);
   return v;
 }
 

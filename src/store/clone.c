@@ -490,7 +490,8 @@ unpacked_list (struct strbuf *sb, bool json, bool *first)
         names[n] = NULL;
       }
   closedir (d);
-  qsort (names, n, sizeof *names, compare_strings);
+  if (n > 0) /* qsort may not be handed a NULL array */
+    qsort (names, n, sizeof *names, compare_strings);
   for (size_t i = 0; i < n; i++)
     {
       cleanup_free char *meta_path = xasprintf ("%s/%s/meta.json", dir, names[i]);

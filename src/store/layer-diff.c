@@ -133,7 +133,7 @@ level_clear (struct level *l)
 static void
 mark_seen (struct level *l, const char *name)
 {
-  if (l->basefd < 0)
+  if (l->basefd < 0 || l->n_names == 0) /* bsearch may not be handed a NULL array */
     return;
   char **hit = bsearch (&name, l->names, l->n_names, sizeof *l->names, cmp_names);
   if (hit != NULL)
