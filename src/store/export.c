@@ -50,7 +50,6 @@
 #include "store/progress.h"
 #include "store/walk.h"
 
-#define COPY_BLOCK (256 * 1024)
 #define ACCOUNT_FILE_MAX (16 * 1024 * 1024)
 #define ZSTD_EXPORT_LEVEL 3 /* zstd's default: fast; `zstd -19` the result for a smaller file */
 
@@ -224,6 +223,8 @@ export_filter_substitute (const struct export_filter *x, const struct walk_entry
   return true;
 }
 
+static void exported_block (size_t n, void *data);
+
 static void
 export_file (struct exporter *x, const struct walk_entry *e)
 {
@@ -245,25 +246,16 @@ export_file (struct exporter *x, const struct walk_entry *e)
     }
   archive_entry_set_size (x->entry, e->st.st_size);
   check (x, archive_write_header (x->a, x->entry), rel);
-  /* Exactly the size announced: a file that changes under us must not corrupt the tar. */
-  for (off_t left = e->st.st_size; left > 0;)
-    {
-      size_t want = left < COPY_BLOCK ? (size_t) left : COPY_BLOCK;
-      ssize_t n = read (e->fd, x->buf, want);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        die_with_error ("cannot export '%s': cannot read /%s", x->name, rel);
-      if (n == 0)
-        die ("cannot export '%s': /%s shrank while being read: enter nothing in the root "
-             "while exporting it", x->name, rel);
-      if (archive_write_data (x->a, x->buf, (size_t) n) != n)
-        die ("cannot export '%s': %s: %s", x->name, rel, archive_error_string (x->a));
-      left -= n;
-      interrupt_check_note (x->interrupted_note);
-      x->done += (uint64_t) n;
-      progress_update (&x->bar, x->done, 0);
-    }
+  export_copy_data (x->a, e, x->buf, x->f.what, "exporting", exported_block, x);
+}
+
+static void
+exported_block (size_t n, void *data)
+{
+  struct exporter *x = data;
+  interrupt_check_note (x->interrupted_note);
+  x->done += (uint64_t) n;
+  progress_update (&x->bar, x->done, 0);
 }
 
 /* Whether E is a setting --root wrote, byte for byte (read with pread: E's offset stays 0
@@ -345,6 +337,29 @@ export_mtime (const struct export_filter *f, const struct stat *st)
   if (f->clamp && mtime > f->epoch)
     mtime = f->epoch;
   return mtime;
+}
+
+void
+export_copy_data (struct archive *a, const struct walk_entry *e, char *buf, const char *what,
+                  const char *doing, void (*block) (size_t n, void *data), void *data)
+{
+  /* Exactly the size announced: a file that changes under us must not corrupt the tar. */
+  for (off_t left = e->st.st_size; left > 0;)
+    {
+      size_t want = left < EXPORT_COPY_BLOCK ? (size_t) left : EXPORT_COPY_BLOCK;
+      ssize_t n = read (e->fd, buf, want);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        die_with_error ("%s: cannot read /%s", what, e->path);
+      if (n == 0)
+        die ("%s: /%s shrank while being read: enter nothing in the root while %s it", what,
+             e->path, doing);
+      if (archive_write_data (a, buf, (size_t) n) != n)
+        die ("%s: %s: %s", what, e->path, archive_error_string (a));
+      left -= n;
+      block ((size_t) n, data);
+    }
 }
 
 /* ---- the output file */
@@ -469,7 +484,7 @@ export_root (const char *name, const char *file, const char *compress, bool quie
 
   x.a = archive_write_new ();
   x.entry = archive_entry_new ();
-  x.buf = xmalloc (COPY_BLOCK);
+  x.buf = xmalloc (EXPORT_COPY_BLOCK);
   if (x.a == NULL || x.entry == NULL)
     die ("cannot export '%s': out of memory", name);
   check (&x, archive_write_set_format_pax_restricted (x.a), "the output");

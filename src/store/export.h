@@ -42,6 +42,17 @@ bool export_filter_substitute (const struct export_filter *f, const struct walk_
  * stand-in, entering's copy of the host's resolv.conf or hosts, by its stamp): its content
  * is not the root's at all. */
 bool export_filter_written_empty (const struct export_filter *f, const struct walk_entry *e);
+/* The buffer export_copy_data() needs. */
+#define EXPORT_COPY_BLOCK (256 * 1024)
+struct archive;
+/* Write the regular file E's data to A through E's fd (the walk's, never the name): exactly
+ * the size walked, so a file changing meanwhile never corrupts the tar; one that shrank is
+ * refused ("enter nothing in the root while DOING it"). WHAT begins every error line;
+ * BLOCK(n, DATA) follows each block written (progress, interrupt checks). BUF holds
+ * EXPORT_COPY_BLOCK bytes. */
+void export_copy_data (struct archive *a, const struct walk_entry *e, char *buf,
+                       const char *what, const char *doing,
+                       void (*block) (size_t n, void *data), void *data);
 /* ST's whole-second mtime, clamped to $SOURCE_DATE_EPOCH when set. */
 time_t export_mtime (const struct export_filter *f, const struct stat *st);
 /* $SOURCE_DATE_EPOCH: true and *OUT when set; dies on a malformed value. */

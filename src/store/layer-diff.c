@@ -212,6 +212,14 @@ link_emitted (struct differ *d, const char *path)
 }
 
 static void
+pushed_block (size_t n, void *data)
+{
+  (void) n;
+  (void) data;
+  interrupt_check ();
+}
+
+static void
 write_file (struct differ *d, const struct walk_entry *e, const char *content, size_t len,
             bool substituted)
 {
@@ -225,22 +233,7 @@ write_file (struct differ *d, const struct walk_entry *e, const char *content, s
     }
   archive_entry_set_size (d->entry, e->st.st_size);
   check (d, archive_write_header (d->a, d->entry), e->path);
-  for (off_t left = e->st.st_size; left > 0;)
-    {
-      size_t want = left < COPY_BLOCK ? (size_t) left : COPY_BLOCK;
-      ssize_t n = read (e->fd, d->buf, want);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        die_with_error ("%s: cannot read /%s", d->what, e->path);
-      if (n == 0)
-        die ("%s: /%s shrank while being read: enter nothing in the root while pushing it",
-             d->what, e->path);
-      if (archive_write_data (d->a, d->buf, (size_t) n) != n)
-        die ("%s: %s: %s", d->what, e->path, archive_error_string (d->a));
-      left -= n;
-      interrupt_check ();
-    }
+  export_copy_data (d->a, e, d->buf, d->what, "pushing", pushed_block, NULL);
   if (e->st.st_nlink > 1)
     {
       d->emitted_links = xrealloc (d->emitted_links,
