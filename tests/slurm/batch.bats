@@ -7,41 +7,15 @@
 
 load common
 
-setup_file() {
-	[[ -n ${EDR_SPANK:-} ]] || return 0
-	http_serve_template
-	printf '[t]\nurl = t.tar.gz\nsha256 = %s\nsize = %s\ndescription = t\n' \
-		"$TSHA" "$TSIZE" >"$WWW/index"
-}
-
+setup_file() { plugin_setup_file; }
 teardown_file() { http_stop; }
-
-setup() {
-	[[ -n ${EDR_SPANK:-} ]] || skip "spank_enter_devroot.so was not built (apt-get install libslurm-dev, then configure)"
-	slurm_setup
-	MARK=$(wc -l <"$S/http.log")
-	CALLS_MARK=$(wc -l <"$EDR_SPANK_CALLS")
-	ROOTS=$XDG_DATA_HOME/enter-devroot/roots
-}
+setup() { plugin_setup; }
 teardown() { slurm_teardown; }
 
-MINIMAL='PRETTY_NAME="enter-devroot minimal (busybox)"'
 # A file only the host has (tests/slurm/run needs it); the minimal root has no /usr/sbin.
 HOST_ONLY=/usr/sbin/slurmd
 # What only the root has: its /etc/os-release says $MINIMAL.
 WHERE='if [ -e '$HOST_ONLY' ]; then echo host; else echo "root: $(grep PRETTY /etc/os-release)"; fi'
-
-roots_left() { ls -A "$ROOTS" 2>/dev/null || true; }
-
-# Wait (10 s at most) until no root matches GLOB: the epilog runs after sbatch --wait returns.
-wait_gone() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		compgen -G "$ROOTS/$1" >/dev/null || return 0
-		sleep 0.1
-	done
-	fail "still there after 10 s: $(cd "$ROOTS" && echo $1)"
-}
 
 @test "batch: #SBATCH --devroot-image: the script runs on the host, its srun steps on two nodes in the root" {
 	cat >"$T/job.sh" <<EOS

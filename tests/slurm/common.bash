@@ -54,6 +54,40 @@ assert_status() {
 $(last_run)"
 }
 
+MINIMAL='PRETTY_NAME="enter-devroot minimal (busybox)"' # the template's os-release line
+
+# ---- The plugin's suites (spank.bats, batch.bats): the same file setup and per-test setup.
+# plugin_setup_file: the template served at $HTTP, and a catalogue index naming it "t".
+plugin_setup_file() {
+	[[ -n ${EDR_SPANK:-} ]] || return 0
+	http_serve_template
+	printf '[t]\nurl = t.tar.gz\nsha256 = %s\nsize = %s\ndescription = t\n' \
+		"$TSHA" "$TSIZE" >"$WWW/index"
+}
+
+# plugin_setup: skip unless the plugin was built; the test's directories, and the marks
+# `downloads` and `calls` count from; ROOTS is the test's store of roots.
+plugin_setup() {
+	[[ -n ${EDR_SPANK:-} ]] || skip "spank_enter_devroot.so was not built (apt-get install libslurm-dev, then configure)"
+	slurm_setup
+	MARK=$(wc -l <"$S/http.log")
+	CALLS_MARK=$(wc -l <"$EDR_SPANK_CALLS")
+	ROOTS=$XDG_DATA_HOME/enter-devroot/roots
+}
+
+roots_left() { ls -A "$ROOTS" 2>/dev/null || true; }
+
+# wait_gone GLOB: bounded wait (10 s) until no root matches GLOB (the epilog runs after the
+# job, after sbatch --wait has returned).
+wait_gone() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		compgen -G "$ROOTS/$1" >/dev/null || return 0
+		sleep 0.1
+	done
+	fail "still there after 10 s: $(cd "$ROOTS" && echo $1)"
+}
+
 # ---- A web server on 127.0.0.1 for a suite (the network namespace has nothing else):
 # tests/fetch/server.py serving $WWW/t.tar.gz (the template; digest TSHA, size TSIZE) at
 # $HTTP. Call http_serve_template from setup_file and http_stop from teardown_file; a test

@@ -8,10 +8,8 @@
 load common
 
 setup_file() {
+	plugin_setup_file || return
 	[[ -n ${EDR_SPANK:-} ]] || return 0
-	http_serve_template
-	printf '[t]\nurl = t.tar.gz\nsha256 = %s\nsize = %s\ndescription = t\n' \
-		"$TSHA" "$TSIZE" >"$WWW/index"
 	# 1 MB at 50 kB/s: a pull that takes 20 s, to be cancelled half-way.
 	printf '[t]\nurl = @rate=50000/t.tar.gz\nsha256 = %s\nsize = %s\ndescription = t\n' \
 		"$TSHA" "$TSIZE" >"$WWW/slow-index"
@@ -19,23 +17,13 @@ setup_file() {
 
 teardown_file() { http_stop; }
 
-setup() {
-	[[ -n ${EDR_SPANK:-} ]] || skip "spank_enter_devroot.so was not built (apt-get install libslurm-dev, then configure)"
-	slurm_setup
-	MARK=$(wc -l <"$S/http.log")
-	CALLS_MARK=$(wc -l <"$EDR_SPANK_CALLS")
-	ROOTS=$XDG_DATA_HOME/enter-devroot/roots
-}
+setup() { plugin_setup; }
 teardown() {
 	rm -f "$EDR_SPANK_HOOK"
 	# A removal a test stopped is the user's own process: let it go on (or die).
 	pkill -CONT -u "$(id -un)" -f ' remove slurm-' 2>/dev/null || true
 	slurm_teardown
 }
-
-MINIMAL='PRETTY_NAME="enter-devroot minimal (busybox)"'
-
-roots_left() { ls -A "$ROOTS" 2>/dev/null || true; }
 
 @test "spank: srun --help lists the options, ours and pyxis's" {
 	run srun --help
@@ -218,16 +206,6 @@ start_job_b() {
 	[[ $status -ne 0 ]] || fail "srun succeeded"
 	[[ $stderr == *"--devroot-env 'A,B=1': not a list of variable names"* ]] || fail "$(last_run)"
 	[[ $(calls | wc -l) -eq 0 ]] || fail "enter-devroot ran: $(calls)"
-}
-
-# wait_gone GLOB: bounded wait until no root matches GLOB (the epilog runs after the job).
-wait_gone() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		compgen -G "$ROOTS/$1" >/dev/null || return 0
-		sleep 0.1
-	done
-	fail "still there after 10 s: $(cd "$ROOTS" && echo $1)"
 }
 
 @test "spank: a named root persists across the steps of a job, and the job's epilog removes it" {

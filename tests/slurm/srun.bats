@@ -13,8 +13,6 @@ setup() {
 }
 teardown() { slurm_teardown; }
 
-MINIMAL='PRETTY_NAME="enter-devroot minimal (busybox)"'
-
 @test "srun: doctor runs in a job step" {
 	run --separate-stderr srun_ -N1 -n1 enter-devroot doctor
 	assert_success
