@@ -30,6 +30,7 @@
 #include "common/name.h"
 #include "common/paths.h"
 #include "common/roots.h"
+#include "common/slurm-job.h"
 #include "common/util.h"
 
 #define STORE_DIR_MODE 0700
@@ -382,46 +383,6 @@ store_remove (char *const *names, bool force)
   store_paths_clear (&p);
 }
 
-/* For the root of job JOB (run --ephemeral --name): whether Slurm says the job is over.
- * squeue prints the state of a job it knows (pending, running, completing...), nothing for
- * one that has ended, and "Invalid job id" once it has forgotten it. Anything else (no
- * squeue here, no controller answering) is no answer: the root is kept. */
-static bool
-slurm_job_ended (const char *job)
-{
-  int out[2];
-  if (pipe2 (out, O_CLOEXEC) < 0)
-    return false;
-  fflush (NULL);
-  pid_t pid = fork ();
-  if (pid < 0)
-    {
-      close (out[0]);
-      close (out[1]);
-      return false;
-    }
-  if (pid == 0)
-    {
-      if (dup2 (out[1], STDOUT_FILENO) < 0 || dup2 (out[1], STDERR_FILENO) < 0)
-        _exit (127);
-      execlp ("squeue", "squeue", "--noheader", "--format=%T", "--jobs", job, (char *) NULL);
-      _exit (127);
-    }
-  close (out[1]);
-  size_t len = 0;
-  cleanup_free char *text = read_fd_all (out[0], 4096, &len);
-  close (out[0]);
-  int status;
-  while (waitpid (pid, &status, 0) < 0)
-    if (errno != EINTR)
-      return false;
-  if (!WIFEXITED (status) || text == NULL)
-    return false;
-  if (WEXITSTATUS (status) == 0)
-    return strspn (text, " \t\n") == len; /* known, and in no state: ended */
-  return strstr (text, "Invalid job id") != NULL;
-}
-
 bool
 ephemeral_abandoned (const struct store_paths *p, const char *name)
 {
@@ -434,16 +395,11 @@ ephemeral_abandoned (const struct store_paths *p, const char *name)
   if (fd < 0 && errno != ENOENT)
     return false; /* (a run takes the lock before creating the root) */
   /* A job's named root waits, between steps, for the job's next one. */
-  const char *job = name + strlen (SLURM_JOB_ROOT_PREFIX);
-  size_t digits = strspn (job, "0123456789");
-  if (str_has_prefix (name, SLURM_JOB_ROOT_PREFIX) && digits > 0 && digits < 11
-      && str_has_prefix (job + digits, SLURM_JOB_ROOT_INFIX))
-    {
-      char id[11];
-      memcpy (id, job, digits);
-      id[digits] = '\0';
-      return slurm_job_ended (id);
-    }
+  char job[SLURM_JOB_ID_DIGITS_MAX + 1];
+  bool named;
+  const char *where;
+  if (jobroot_parse (name, SLURM_ROOT_EPHEMERAL, job, &named, &where) && named)
+    return squeue_job_ended (job);
   return true;
 }
 
@@ -491,38 +447,19 @@ remove_ephemeral (const struct store_paths *p, const char *name)
   return ret;
 }
 
-/* Whether NAME is a root the Slurm plugin made on this host (spank_enter_devroot(8)):
- * "slurm-JOB.STEP.NODE", a step's, or "slurm-JOB-NAME.HOST", a job's named root, HOST
- * being this host's name as the plugin writes it (a named root another host made, in a
- * home both share, is that host's to reap). Its job id into ID. */
+/* Whether NAME is a root the Slurm plugin made on this host (slurm-job.h): a step's, or a
+ * job's named root of this host (a named root another host made, in a home both share, is
+ * that host's to reap). Its job id into JOB. */
 static bool
-plugin_root_job (const char *name, char id[PLUGIN_JOB_ID_MAX + 1])
+plugin_root_job (const char *name, char job[SLURM_JOB_ID_DIGITS_MAX + 1])
 {
-  if (!str_has_prefix (name, PLUGIN_ROOT_PREFIX))
+  bool named;
+  const char *where;
+  if (!jobroot_parse (name, SLURM_ROOT_PLUGIN, job, &named, &where))
     return false;
-  const char *job = name + strlen (PLUGIN_ROOT_PREFIX);
-  size_t digits = strspn (job, "0123456789");
-  if (digits == 0 || digits > PLUGIN_JOB_ID_MAX || (job[digits] != '.' && job[digits] != '-'))
-    return false;
-  memcpy (id, job, digits);
-  id[digits] = '\0';
-  if (job[digits] == '.')
-    return true;
-  const char *host = strrchr (job + digits + 1, '.');
-  char here[256] = "host";
-  if (host == NULL || gethostname (here, sizeof here - 1) < 0)
-    return false;
-  /* The plugin's host_part (src/spank/options.c): up to the first '.', at most 20
-   * characters, any but [A-Za-z0-9-] as '_'. */
-  size_t i = 0;
-  for (; here[i] != '\0' && here[i] != '.' && i < 20; i++)
-    {
-      char c = here[i];
-      if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
-        here[i] = '_';
-    }
-  here[i] = '\0';
-  return strcmp (host + 1, here) == 0;
+  char here[SLURM_WHERE_MAX + 1];
+  jobroot_host (here);
+  return !named || strcmp (where, here) == 0;
 }
 
 /* A plugin root whose job Slurm no longer knows and that nothing runs in: the plugin's
@@ -530,11 +467,11 @@ plugin_root_job (const char *name, char id[PLUGIN_JOB_ID_MAX + 1])
 static bool
 plugin_root_abandoned (const struct store_paths *p, const char *name)
 {
-  char id[PLUGIN_JOB_ID_MAX + 1];
+  char id[SLURM_JOB_ID_DIGITS_MAX + 1];
   if (!plugin_root_job (name, id))
     return false;
   cleanup_free char *root = paths_root (p, name);
-  return inuse_find (root) == 0 && slurm_job_ended (id);
+  return inuse_find (root) == 0 && squeue_job_ended (id);
 }
 
 int

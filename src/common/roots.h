@@ -47,19 +47,11 @@ void clean_stale_staging (const struct store_paths *p, const char *ours);
  * after it is gone; a root with this prefix whose run lock is free was left by a run that
  * crashed (SIGKILL, power loss). */
 #define EPHEMERAL_PREFIX "ephemeral-"
-/* The throwaway roots of Slurm job steps (slurmstep.h): SLURM_JOB_ROOT_PREFIX "JOB.STEP.NODE"
- * for a step's, and SLURM_JOB_ROOT_PREFIX "JOB" SLURM_JOB_ROOT_INFIX "NAME.NODE" for a
- * job's named root, which outlives its steps: it is abandoned once its run lock is free
- * and Slurm no longer knows the job. */
-#define SLURM_JOB_ROOT_PREFIX EPHEMERAL_PREFIX "slurm-"
-#define SLURM_JOB_ROOT_INFIX ".job-"
-/* The roots the Slurm plugin makes (spank_enter_devroot(8)): PLUGIN_ROOT_PREFIX
- * "JOB.STEP.NODE" for a step's, PLUGIN_ROOT_PREFIX "JOB-NAME.HOST" for a job's named
- * root. The plugin removes them; what it could not remove (its child killed at the
- * timeout, a crashed epilog) is abandoned once nothing runs in it and Slurm no longer
- * knows the job, and the reaper below removes it. */
-#define PLUGIN_ROOT_PREFIX "slurm-"
-#define PLUGIN_JOB_ID_MAX 10
+/* The roots of Slurm jobs, run --ephemeral's and the plugin's, are named by slurm-job.h:
+ * a job's named root of run --ephemeral outlives its steps, so it is abandoned once its
+ * run lock is free and Slurm no longer knows the job; a root of the plugin's, which the
+ * plugin removes, once nothing runs in it and Slurm no longer knows the job (what the
+ * plugin could not remove: its child killed at the timeout, a crashed epilog). */
 /* True when NAME is a throwaway root whose run is gone. */
 bool ephemeral_abandoned (const struct store_paths *p, const char *name);
 /* Remove every abandoned throwaway root, and every abandoned root of the Slurm plugin, and

@@ -1,11 +1,10 @@
 /* The tasks of a Slurm job step on one node sharing one throwaway root (slurmstep.h).
  *
  * srun gives every task the job and step ids, the node's name and index, and how many of
- * the step's tasks each node runs. The root's name is made of them, so every task of the
- * step on a node finds the same one; a file in the store's locks directory,
- * locks/NAME.step, counts the tasks that joined and left under flock(). Counting, rather
- * than "whoever is alone removes it", is what keeps a task that ends early from removing
- * the root under a task that has not started yet. A task killed with SIGKILL never
+ * the step's tasks each node runs. The root's name is made of them (slurm-job.h names a
+ * job's roots, the plugin's too), so every task of the step on a node finds the same one;
+ * a file in the store's locks directory, locks/NAME.step, holds the step's count
+ * (slurm-job.h's, the plugin's too) under flock(). A task killed with SIGKILL never
  * leaves: its root stays until every task's run lock is free, and then the next create or
  * doctor reaps it like any abandoned throwaway root. */
 #include <errno.h>
@@ -17,78 +16,23 @@
 #include <unistd.h>
 
 #include "common/roots.h"
+#include "common/slurm-job.h"
 #include "common/util.h"
 #include "enter/slurmstep.h"
-
-/* The node name's share of a root name (NAME_MAX_LEN is 64 in all). */
-#define NODE_PART_MAX 20
-
-struct step_state
-{
-  unsigned joined, left, failed;
-};
-
-/* A count of tasks or nodes is never above this. */
-#define COUNT_MAX 1000000
-
-static bool
-parse_uint_max (const char *s, const char **end, unsigned long max, unsigned *out)
-{
-  char *e;
-  if (s == NULL || *s < '0' || *s > '9')
-    return false;
-  errno = 0;
-  unsigned long v = strtoul (s, &e, 10);
-  if (errno != 0 || v > max)
-    return false;
-  *out = (unsigned) v;
-  *end = e;
-  return true;
-}
-
-static bool
-parse_uint (const char *s, const char **end, unsigned *out)
-{
-  return parse_uint_max (s, end, COUNT_MAX, out);
-}
 
 /* Job and step ids: 32 bits (a busy cluster's job ids pass a million soon). */
 static bool
 parse_id (const char *s, unsigned *out)
 {
-  const char *end;
-  return parse_uint_max (s, &end, 4294967295UL, out) && *end == '\0';
-}
-
-int
-step_tasks_on_node (const char *list, unsigned index, unsigned *out)
-{
-  const char *p = list;
-  unsigned seen = 0, found = 0;
-  /* The whole list is checked, not only up to INDEX: a malformed one is not trusted. */
-  while (p != NULL && *p != '\0')
-    {
-      unsigned tasks, repeat = 1;
-      if (!parse_uint (p, &p, &tasks) || tasks == 0)
-        return -1;
-      if (strncmp (p, "(x", 2) == 0)
-        {
-          if (!parse_uint (p + 2, &p, &repeat) || *p != ')' || repeat == 0)
-            return -1;
-          p++;
-        }
-      if (found == 0 && index < seen + repeat)
-        found = tasks;
-      seen += repeat;
-      if (*p == ',' && p[1] != '\0')
-        p++;
-      else if (*p != '\0')
-        return -1;
-    }
-  if (found == 0)
-    return -1;
-  *out = found;
-  return 0;
+  char *end;
+  if (s == NULL || *s < '0' || *s > '9')
+    return false;
+  errno = 0;
+  unsigned long v = strtoul (s, &end, 10);
+  if (errno != 0 || v > 4294967295UL || *end != '\0')
+    return false;
+  *out = (unsigned) v;
+  return true;
 }
 
 bool
@@ -96,33 +40,22 @@ step_share_from_env (struct step_share *s, const char *job_root)
 {
   const char *job = getenv ("SLURM_JOB_ID"), *step = getenv ("SLURM_STEP_ID");
   const char *node = getenv ("SLURMD_NODENAME"), *tasks = getenv ("SLURM_STEP_TASKS_PER_NODE");
-  const char *index_s = getenv ("SLURM_NODEID"), *end;
+  const char *index_s = getenv ("SLURM_NODEID");
   unsigned job_id, step_id, index;
   *s = (struct step_share) { .state_fd = -1 };
-  if (job == NULL || step == NULL || node == NULL || tasks == NULL || index_s == NULL
-      || !parse_id (job, &job_id) || !parse_uint (index_s, &end, &index)
-      || *end != '\0' || step_tasks_on_node (tasks, index, &s->local_tasks) < 0)
-    return false;
   /* The step id of a batch script or interactive step is a word, not a number. */
-  if (!parse_id (step, &step_id))
+  if (job == NULL || step == NULL || node == NULL || tasks == NULL || index_s == NULL
+      || !parse_id (job, &job_id) || !parse_id (index_s, &index) || !parse_id (step, &step_id)
+      || step_tasks_on_node (tasks, index, &s->local_tasks) < 0)
     return false;
-  char node_part[NODE_PART_MAX + 1];
-  size_t i = 0;
-  for (; node[i] != '\0' && i < NODE_PART_MAX; i++)
-    {
-      char c = node[i];
-      bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
-                || c == '-' || c == '_';
-      node_part[i] = ok ? c : '_';
-    }
-  node_part[i] = '\0';
+  struct jobroot r = { .owner = SLURM_ROOT_EPHEMERAL, .job = job_id, .step = step,
+                          .name = job_root, .where = node };
+  char name[SLURM_ROOT_NAME_MAX + 1];
+  if (jobroot_name (&r, name) < 0)
+    return false;
   s->job_scoped = job_root != NULL;
   s->step_id = step_id;
-  s->name = s->job_scoped ? xasprintf (SLURM_JOB_ROOT_PREFIX "%u" SLURM_JOB_ROOT_INFIX "%s.%s",
-                                       job_id, job_root, node_part)
-                          : xasprintf (SLURM_JOB_ROOT_PREFIX "%u.%u.%s", job_id, step_id, node_part);
-  s->state_path = NULL;
-  s->state_fd = -1;
+  s->name = xstrdup (name);
   return true;
 }
 
@@ -153,20 +86,21 @@ step_file_write (int fd, const char *path, const char *text)
 }
 
 static void
-state_read (const struct step_share *s, struct step_state *st)
+state_read (const struct step_share *s, struct step_count *st)
 {
   char buf[STEP_STATE_MAX + 1];
   size_t n = step_file_read (s->state_fd, s->state_path, buf);
-  *st = (struct step_state) { 0 };
-  if (n > 0 && sscanf (buf, "%u %u %u", &st->joined, &st->left, &st->failed) != 3)
-    die ("%s: malformed (expected three counters)", s->state_path);
+  *st = (struct step_count) { 0 };
+  if (n > 0
+      && sscanf (buf, "%u %u %u %u", &st->joined, &st->left, &st->created, &st->failed) != 4)
+    die ("%s: malformed (expected four counters)", s->state_path);
 }
 
 static void
-state_write (const struct step_share *s, const struct step_state *st)
+state_write (const struct step_share *s, const struct step_count *st)
 {
   char buf[STEP_STATE_MAX];
-  snprintf (buf, sizeof buf, "%u %u %u\n", st->joined, st->left, st->failed);
+  snprintf (buf, sizeof buf, "%u %u %u %u\n", st->joined, st->left, st->created, st->failed);
   step_file_write (s->state_fd, s->state_path, buf);
 }
 
@@ -182,6 +116,17 @@ state_unlock (struct step_share *s)
   flock (s->state_fd, LOCK_UN);
 }
 
+/* The state file the step's tasks share, read, changed by the caller, then written back
+ * (or deleted by the last task) with its lock held. */
+static void
+state_save (struct step_share *s, const struct step_count *st, bool last)
+{
+  if (last)
+    unlink (s->state_path);
+  else
+    state_write (s, st);
+}
+
 bool
 step_share_join (const struct store_paths *p, struct step_share *s)
 {
@@ -193,38 +138,28 @@ step_share_join (const struct store_paths *p, struct step_share *s)
   if (s->state_fd < 0)
     die_with_error ("cannot open %s", s->state_path);
   state_lock (s);
-  struct step_state st;
+  struct step_count st;
   state_read (s, &st);
-  if (st.failed > 0)
+  enum step_join join = step_count_join (&st);
+  if (join == STEP_JOIN_FAILED)
     {
-      /* Counted as come and gone, so that the last task still removes the state file. */
-      st.joined++;
-      st.left++;
-      if (st.left >= s->local_tasks)
-        unlink (s->state_path);
-      else
-        state_write (s, &st);
+      state_save (s, &st, step_count_leave (&st, s->local_tasks));
       die ("run --ephemeral: the root of this job step on this node could not be created (the "
            "task that tried said why)");
     }
-  bool first = st.joined == 0;
-  st.joined++;
   state_write (s, &st);
-  if (!first)
+  if (join == STEP_JOIN_SHARE)
     state_unlock (s);
-  return first;
+  return join == STEP_JOIN_CREATE;
 }
 
 void
 step_share_created (struct step_share *s, bool ok)
 {
-  if (!ok)
-    {
-      struct step_state st;
-      state_read (s, &st);
-      st.failed = 1;
-      state_write (s, &st);
-    }
+  struct step_count st;
+  state_read (s, &st);
+  step_count_created (&st, ok);
+  state_write (s, &st);
   state_unlock (s);
 }
 
@@ -232,14 +167,10 @@ bool
 step_share_leave (struct step_share *s)
 {
   state_lock (s);
-  struct step_state st;
+  struct step_count st;
   state_read (s, &st);
-  st.left++;
-  bool last = st.left >= s->local_tasks;
-  if (last)
-    unlink (s->state_path);
-  else
-    state_write (s, &st);
+  bool last = step_count_leave (&st, s->local_tasks);
+  state_save (s, &st, last);
   state_unlock (s);
   return last;
 }

@@ -10,18 +10,14 @@
 
 struct step_share
 {
-  char *name;           /* SLURM_JOB_ROOT_PREFIX "JOB.STEP.NODE", or "JOB.job-NAME.NODE" */
+  char *name;           /* the step's root on this node, or the job's (slurm-job.h) */
   bool job_scoped;      /* run --ephemeral --name: the job's root, kept after the step */
   unsigned step_id;
   unsigned local_tasks; /* how many of the step's tasks run on this node */
   char *state_path;     /* locks/NAME.step (locks/NAME.STEP.step for a job's root):
-                         * "joined left failed" */
+                         * "joined left created failed" (slurm-job.h) */
   int state_fd;         /* flock()ed while the state is read or changed */
 };
-
-/* Parse SLURM_STEP_TASKS_PER_NODE ("2(x3),1": two tasks on each of three nodes, then one)
- * for the node at INDEX of the step. -1 when malformed or too short. Pure, for the tests. */
-int step_tasks_on_node (const char *list, unsigned index, unsigned *out);
 
 /* Whether this process is a task of a Slurm job step (SLURM_JOB_ID, SLURM_STEP_ID,
  * SLURM_NODEID, SLURMD_NODENAME and SLURM_STEP_TASKS_PER_NODE, all well-formed); if so,

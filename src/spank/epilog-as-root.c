@@ -56,24 +56,29 @@ remove_root (spank_t sp, const char *root, const char *home, const char *data)
   return as_user_run (sp, argv, env);
 }
 
-/* Whether NAME is a root name of job JOB_PREFIX ("slurm-JOB-") as root_name makes them. */
+/* Whether NAME is a named root of job JOB (decimal) as root_name makes them (slurm-job.h). */
 static bool
-job_root_name (const char *name, const char *job_prefix)
+job_root_name (const char *name, const char *job)
 {
+  char id[SLURM_JOB_ID_DIGITS_MAX + 1];
+  bool named;
+  const char *where;
   size_t len = strlen (name);
-  return strncmp (name, job_prefix, strlen (job_prefix)) == 0 && len <= ROOT_NAME_MAX
+  return len <= ROOT_NAME_MAX
          && strspn (name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
-              == len;
+              == len
+         && jobroot_parse (name, SLURM_ROOT_PLUGIN, id, &named, &where) && named
+         && strcmp (id, job) == 0;
 }
 
 int
 epilog_remove_named_roots (spank_t sp)
 {
-  char path[4096], job_prefix[32];
+  char path[4096], job_id[SLURM_JOB_ID_DIGITS_MAX + 1];
   uint32_t job;
   if (record_path (sp, path, sizeof path) < 0 || spank_get_item (sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
     return 0;
-  snprintf (job_prefix, sizeof job_prefix, "slurm-%u-", job);
+  snprintf (job_id, sizeof job_id, "%u", job);
   int dirfd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirfd < 0)
     return errno == ENOENT ? 0 : -1;
@@ -94,7 +99,7 @@ epilog_remove_named_roots (spank_t sp)
       if (de->d_name[0] == '.')
         continue;
       /* Another epilog of the job on this host (a second slurmd) may be at it too. */
-      if (!stopped && job_root_name (de->d_name, job_prefix)
+      if (!stopped && job_root_name (de->d_name, job_id)
           && read_record (dirfd, de->d_name, line, &home, &data)
           && remove_root (sp, de->d_name, home, data) == AS_USER_TIMED_OUT)
         {

@@ -21,8 +21,6 @@ struct devroot_config config;
 #define MOUNT_SPEC_MAX 8192
 /* A --devroot-name NAME: what fits in a root name beside the job id and the host. */
 #define USER_NAME_MAX 24
-/* The host's part of a named root's name. */
-#define HOST_PART_MAX 20
 /* The longest value of an option or of its variable: what slurmstepd reads of a variable
  * (spank_getenv into a buffer of ours), PATH_MAX less its NUL. */
 #define VALUE_MAX 4095
@@ -592,49 +590,35 @@ devroot_requested (void)
   return request.image != NULL || request.name != NULL || request.refused != NULL;
 }
 
-/* This host's name as it may appear in a root's name: [A-Za-z0-9_-], at most HOST_PART_MAX. */
-static void
-host_part (char out[HOST_PART_MAX + 1])
-{
-  char host[256] = "host";
-  if (gethostname (host, sizeof host - 1) < 0)
-    snprintf (host, sizeof host, "host");
-  size_t i = 0;
-  for (; host[i] != '\0' && host[i] != '.' && i < HOST_PART_MAX; i++)
-    {
-      char c = host[i];
-      bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-      out[i] = ok ? c : '_';
-    }
-  out[i] = '\0';
-}
-
 int
 root_name (spank_t sp, char name[ROOT_NAME_MAX + 1])
 {
   uint32_t job, step, node;
+  struct jobroot r = { .owner = SLURM_ROOT_PLUGIN, .name = request.name };
+  char where[SLURM_WHERE_MAX + 1], step_s[16];
   if (spank_get_item (sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
     return -1;
-  int n;
+  r.job = job;
   if (request.name != NULL)
     {
-      char host[HOST_PART_MAX + 1];
-      host_part (host);
-      n = snprintf (name, ROOT_NAME_MAX + 1, "slurm-%u-%s.%s", job, request.name, host);
-      return n > 0 && n <= ROOT_NAME_MAX ? 0 : -1;
+      /* The job's on this host: root's record of it is this host's (stepd-as-root.c). */
+      jobroot_host (where);
+      r.where = where;
+      return jobroot_name (&r, name);
     }
   if (spank_get_item (sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS
       || spank_get_item (sp, S_JOB_NODEID, &node) != ESPANK_SUCCESS)
     return -1;
-  char step_s[16];
   if (step == SLURM_BATCH_SCRIPT)
     snprintf (step_s, sizeof step_s, "batch");
   else if (step == SLURM_INTERACTIVE_STEP)
     snprintf (step_s, sizeof step_s, "interactive");
   else
     snprintf (step_s, sizeof step_s, "%u", step);
-  n = snprintf (name, ROOT_NAME_MAX + 1, "slurm-%u.%s.%u", job, step_s, node);
-  return n > 0 && n <= ROOT_NAME_MAX ? 0 : -1;
+  snprintf (where, sizeof where, "%u", node);
+  r.step = step_s;
+  r.where = where;
+  return jobroot_name (&r, name);
 }
 
 int

@@ -24,8 +24,10 @@
 #include <sys/types.h>
 #include <slurm/spank.h>
 
+#include "common/slurm-job.h"
+
 #define PLUGIN_NAME "spank_enter_devroot"
-#define ROOT_NAME_MAX 64
+#define ROOT_NAME_MAX SLURM_ROOT_NAME_MAX
 
 /* --devroot-batch: where the batch step of sbatch runs. */
 enum batch_mode
@@ -91,7 +93,8 @@ enum batch_mode batch_mode_of (void);
 /* Whether the step runs in a devroot at all. */
 bool devroot_requested (void);
 /* The step's root on this node: slurm-JOB.STEP.NODE (NODE: the step's node index), or for
- * --devroot-name the job's root on this host, slurm-JOB-NAME.HOST; -1 on failure. */
+ * --devroot-name the job's root on this host, slurm-JOB-NAME.HOST (slurm-job.h names
+ * them); -1 on failure. */
 int root_name (spank_t sp, char name[ROOT_NAME_MAX + 1]);
 /* Whether the step's root may be saved to request.save: -1 with one line on stderr when
  * it is a directory, or a file that is not an archive (never overwrite what is not ours). */
@@ -152,19 +155,8 @@ int epilog_remove_named_roots (spank_t sp);
 int record_path (spank_t sp, char *buf, size_t size);
 int task_init (spank_t sp);
 
-/* stepd-as-root.c: the state the step's tasks on this node share (in memory slurmstepd
- * maps before forking them). */
-enum prepare_state
-{
-  PREPARE_PENDING = 0,
-  PREPARE_DONE,
-  PREPARE_FAILED,
-};
-struct step_shared;
-/* Take the lock shared by the step's local tasks; NULL when there is no shared state. */
-struct step_shared *step_shared_lock (void);
-void step_shared_unlock (struct step_shared *s);
-enum prepare_state step_shared_state (const struct step_shared *s);
-void step_shared_set_state (struct step_shared *s, enum prepare_state state);
-/* Count one more task whose command has ended; the count (the lock is held). */
-unsigned step_shared_command_ended (struct step_shared *s);
+/* stepd-as-root.c: the count of the step's tasks on this node (slurm-job.h), in memory
+ * slurmstepd maps before forking them. Take the lock shared by the step's local tasks and
+ * return the count; NULL when there is no shared state. */
+struct step_count *step_shared_lock (void);
+void step_shared_unlock (void);

@@ -18,16 +18,17 @@
 #include "spank/plugin.h"
 
 /* Lives in a shared anonymous mapping: every task forked after user_init sees it. The mutex
- * is robust: a task killed while preparing hands it to the next one, which sees
- * EOWNERDEAD and finds the state still pending (so it prepares instead). */
+ * is robust: a task killed while creating the root hands it to the next one, which sees
+ * EOWNERDEAD and finds the root neither made nor failed (so it creates it instead). */
 struct step_shared
 {
   pthread_mutex_t lock;
-  enum prepare_state state;
-  unsigned commands_ended; /* tasks whose command has ended (--devroot-save: the last saves) */
+  struct step_count count; /* slurm-job.h: run --ephemeral counts a step's tasks so too */
 };
 
 static struct step_shared *shared;
+/* The step's root was removed, or its removal tried: never twice. */
+static bool finished;
 
 int
 stepd_user_init (spank_t sp)
@@ -51,11 +52,11 @@ stepd_user_init (spank_t sp)
       return -1;
     }
   pthread_mutexattr_destroy (&a);
-  shared->state = PREPARE_PENDING;
+  shared->count = (struct step_count) { 0 };
   return 0;
 }
 
-struct step_shared *
+struct step_count *
 step_shared_lock (void)
 {
   if (shared == NULL)
@@ -63,31 +64,13 @@ step_shared_lock (void)
   int r = pthread_mutex_lock (&shared->lock);
   if (r == EOWNERDEAD)
     r = pthread_mutex_consistent (&shared->lock);
-  return r == 0 ? shared : NULL;
+  return r == 0 ? &shared->count : NULL;
 }
 
 void
-step_shared_unlock (struct step_shared *s)
+step_shared_unlock (void)
 {
-  pthread_mutex_unlock (&s->lock);
-}
-
-enum prepare_state
-step_shared_state (const struct step_shared *s)
-{
-  return s->state;
-}
-
-void
-step_shared_set_state (struct step_shared *s, enum prepare_state state)
-{
-  s->state = state;
-}
-
-unsigned
-step_shared_command_ended (struct step_shared *s)
-{
-  return ++s->commands_ended;
+  pthread_mutex_unlock (&shared->lock);
 }
 
 /* The job's value of NAME as "NAME=value" in BUF, or false. */
@@ -246,9 +229,9 @@ stepd_init_post_opt (spank_t sp)
 static int
 finish_root (spank_t sp)
 {
-  if (shared == NULL || shared->state != PREPARE_DONE)
+  if (shared == NULL || finished || !step_count_ready (&shared->count))
     return 0;
-  shared->state = PREPARE_PENDING; /* finished, or tried: never twice */
+  finished = true;
   if (request.name != NULL)
     return 0;
   char name[ROOT_NAME_MAX + 1];

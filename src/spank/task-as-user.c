@@ -163,32 +163,33 @@ save_target_check (void)
   return -1;
 }
 
-/* The first task prepares the root; the others wait for it, then find it ready, or failed. */
+/* The first task prepares the root; the others wait for it, then find it ready, or failed
+ * (the count of the step's tasks: slurm-job.h, as run --ephemeral counts them). */
 static int
 prepare_root (char *const *env, const char *name)
 {
-  struct step_shared *s = step_shared_lock ();
-  if (s == NULL)
+  struct step_count *c = step_shared_lock ();
+  if (c == NULL)
     {
       fprintf (stderr, "%s: the step's shared state is missing\n", PLUGIN_NAME);
       return -1;
     }
   int r = 0;
-  switch (step_shared_state (s))
+  switch (step_count_join (c))
     {
-    case PREPARE_PENDING:
+    case STEP_JOIN_CREATE:
       r = request.save != NULL && save_target_check () < 0 ? -1 : make_or_find_root (env, name);
-      step_shared_set_state (s, r == 0 ? PREPARE_DONE : PREPARE_FAILED);
+      step_count_created (c, r == 0);
       break;
-    case PREPARE_DONE:
+    case STEP_JOIN_SHARE:
       break;
-    case PREPARE_FAILED:
+    case STEP_JOIN_FAILED:
       fprintf (stderr, "%s: the devroot could not be prepared on this node (another task said "
                "why); the command was not run\n", PLUGIN_NAME);
       r = -1;
       break;
     }
-  step_shared_unlock (s);
+  step_shared_unlock ();
   return r;
 }
 
@@ -369,10 +370,10 @@ run_then_save (spank_t sp, const char *const *argv, char *const *env, const char
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
       _exit (1);
-  struct step_shared *s = step_shared_lock ();
-  bool last = s != NULL && step_shared_command_ended (s) >= local_tasks;
-  if (s != NULL)
-    step_shared_unlock (s);
+  struct step_count *c = step_shared_lock ();
+  bool last = c != NULL && step_count_leave (c, local_tasks);
+  if (c != NULL)
+    step_shared_unlock ();
   int saved = 0;
   if (last)
     {

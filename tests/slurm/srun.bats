@@ -137,7 +137,7 @@ EOS
 	# Each task of step 2 sees what the two step-1 tasks of its node left.
 	[[ $(grep -cE '^n[12] 2$' <<<"$output") -eq 4 ]] || fail "step 2 did not find step 1's root
 $(last_run)"
-	[[ $(ls "$roots" | grep -c '\.job-build\.') -eq 2 ]] || fail "not one root per node kept: $(ls -A "$roots")"
+	[[ $(ls "$roots" | grep -c '^ephemeral-slurm-[0-9]*-build\.n[12]$') -eq 2 ]] || fail "not one root per node kept: $(ls -A "$roots")"
 	[[ -z $(ls "$XDG_DATA_HOME/enter-devroot/locks" | grep '\.step$') ]] || fail "step state left"
 	# Once Slurm says the job is over, the next doctor removes them.
 	local i
