@@ -146,3 +146,20 @@ assert_all_gone() {
 	run ls -A "$(store)/locks"
 	refute_output --partial "$name"
 }
+
+@test "stepns: run --ephemeral: a step's root its creator never made (killed with SIGKILL) is made by the next task" {
+	local name=ephemeral-slurm-$SLURM_JOB_ID.0.n1
+	mkdir -p "$(store)/locks"
+	# What the first task leaves when it is killed while it creates the root: it joined, and
+	# the root was neither made nor failed (slurm-job.h's count: joined left created failed).
+	echo "1 0 0 0" >"$(store)/locks/$name.step"
+	SLURM_PROCID=1 edr_run run --ephemeral --from "$EDR_TEMPLATE" -- grep PRETTY /etc/os-release
+	assert_success
+	assert_output 'PRETTY_NAME="enter-devroot minimal (busybox)"'
+	# The killed task never leaves: the root waits for the reaper, which finds it free.
+	[[ -d $(root_of "$name") ]] || fail "no root $name"
+	edr_run doctor
+	[[ ! -e $(root_of "$name") ]] || fail "the root was not reaped"
+	run ls -A "$(store)/locks"
+	refute_output --partial "$name"
+}
