@@ -440,7 +440,7 @@ send_read (char *buf, size_t size, size_t nmemb, void *data)
     return 0;
   ssize_t n;
   do
-    n = pread (s->body_fd, buf, want, (off_t) src->sent);
+    n = pread (s->body_fd, buf, want, s->body_offset + (off_t) src->sent);
   while (n < 0 && errno == EINTR);
   if (n <= 0)
     return CURL_READFUNC_ABORT;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "store/source.h"
 
@@ -70,6 +71,7 @@ struct download_send
   const char *body;
   size_t body_len;
   int body_fd;
+  off_t body_offset; /* where in BODY_FD the BODY_SIZE bytes begin */
   uint64_t body_size;
   struct progress *progress; /* or NULL: updated with PROGRESS_BASE + the bytes sent */
   uint64_t progress_base;

@@ -29,9 +29,10 @@ struct layout_out
   int dirfd;
 };
 
-/* Write LEN bytes of DATA (or SIZE bytes from FD) to NAME in the layout, via a temporary. */
+/* Write SIZE bytes of DATA (or from FD at OFFSET) to NAME in the layout, via a temporary. */
 static void
-write_file (struct layout_out *l, const char *name, int fd, const char *data, uint64_t size)
+write_file (struct layout_out *l, const char *name, int fd, off_t offset, const char *data,
+            uint64_t size)
 {
   cleanup_free char *tmp = xasprintf ("%s.tmp.XXXXXX", name);
   cleanup_free char *path = xasprintf ("%s/%s", l->dir, tmp);
@@ -47,7 +48,7 @@ write_file (struct layout_out *l, const char *name, int fd, const char *data, ui
       for (uint64_t off = 0; ok && off < size;)
         {
           size_t want = size - off < COPY_BLOCK ? (size_t) (size - off) : COPY_BLOCK;
-          ssize_t n = pread (fd, buf, want, (off_t) off);
+          ssize_t n = pread (fd, buf, want, offset + (off_t) off);
           if (n < 0 && errno == EINTR)
             continue;
           ok = n > 0 && write_all (out, buf, (size_t) n) == 0;
@@ -79,7 +80,7 @@ layout_out_open (const char *dir, const char *tag, const char *what)
   if (lstat (marker, &st) < 0)
     {
       static const char layout[] = "{\"imageLayoutVersion\":\"1.0.0\"}";
-      write_file (l, "oci-layout", -1, layout, strlen (layout));
+      write_file (l, "oci-layout", -1, 0, layout, strlen (layout));
     }
   return l;
 }
@@ -93,7 +94,7 @@ layout_out_close (struct layout_out *l)
 }
 
 void
-layout_out_blob (struct layout_out *l, const char *digest, uint64_t size, int fd,
+layout_out_blob (struct layout_out *l, const char *digest, uint64_t size, int fd, off_t offset,
                  const char *data)
 {
   cleanup_free char *name = xasprintf ("blobs/sha256/%s", digest + strlen ("sha256:"));
@@ -101,7 +102,7 @@ layout_out_blob (struct layout_out *l, const char *digest, uint64_t size, int fd
   struct stat st;
   if (lstat (path, &st) == 0 && S_ISREG (st.st_mode) && (uint64_t) st.st_size == size)
     return;
-  write_file (l, name, fd, data, size);
+  write_file (l, name, fd, offset, data, size);
 }
 
 void
@@ -109,7 +110,7 @@ layout_out_manifest (struct layout_out *l, const char *media_type, const char *t
                      size_t len)
 {
   cleanup_free char *digest = oci_digest_of (text, len);
-  layout_out_blob (l, digest, len, -1, text);
+  layout_out_blob (l, digest, len, -1, 0, text);
   cleanup_free char *path = xasprintf ("%s/index.json", l->dir);
   size_t ilen;
   cleanup_free char *old = load_file_at (AT_FDCWD, path, OCI_DOCUMENT_MAX, &ilen);
@@ -134,5 +135,5 @@ layout_out_manifest (struct layout_out *l, const char *media_type, const char *t
   json_decref (index);
   if (out == NULL)
     die ("%s: cannot write JSON", l->what);
-  write_file (l, "index.json", -1, out, strlen (out));
+  write_file (l, "index.json", -1, 0, out, strlen (out));
 }

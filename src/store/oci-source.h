@@ -30,6 +30,15 @@ char *registry_first_manifest (struct image_source *s, const struct oci_ref *ref
                                char **digest, char **media_type);
 void registry_close (struct image_source *s);
 
+/* push's base when create read it from oci:DIR or docker-archive:FILE (REF): S (its `what`
+ * set) reads it again there by DIGEST, what the root's metadata recorded (the manifest's, a
+ * docker save image's config's); returns the manifest's text (a docker save image's as the
+ * Docker schema 2 manifest of its plain tar layers, whose digests are its diff_ids).
+ * die()s when the image is not there any more. oci_local_base_close frees S's data. */
+char *oci_local_base_open (struct image_source *s, const struct oci_ref *ref,
+                           const char *digest, size_t *len);
+void oci_local_base_close (struct image_source *s);
+
 /* "sha256:HEX" of LEN bytes at DATA; and a die() naming WHAT unless DATA has DIGEST. */
 char *oci_digest_of (const void *data, size_t len);
 void oci_check_digest (const char *what, const char *digest, const void *data, size_t len);

@@ -10,6 +10,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
@@ -304,7 +305,8 @@ struct archive_index
   size_t n;
   char **diff_ids;   /* the config's, one per layer */
   char **layers;     /* the members holding them */
-  const struct oci_descriptor *descriptors; /* the layers', in the same order */
+  char *config_name; /* the member holding the config */
+  char *config_digest;
 };
 
 static void
@@ -376,7 +378,14 @@ static void
 archive_open_blob (struct image_source *s, const struct oci_descriptor *d, struct source *src)
 {
   struct archive_index *ai = s->data;
-  const char *name = ai->layers[d - ai->descriptors];
+  /* The layer is named by its diff_id (an archive's layers are plain tars): the same
+   * diff_id twice is the same bytes twice, so the first member holding it will do. */
+  const char *name = NULL;
+  for (size_t i = 0; ai->diff_ids[i] != NULL && name == NULL; i++)
+    if (strcmp (ai->diff_ids[i], d->digest) == 0)
+      name = ai->layers[i];
+  if (name == NULL)
+    die ("%s: no layer %s in the archive", s->what, d->digest);
   const struct member *m = archive_member (ai, name, s->what);
   /* A file description of its own: every layer is opened before any is read, and a dup()
    * would share one file offset among them all (the last lseek would win). */
@@ -391,27 +400,53 @@ archive_open_blob (struct image_source *s, const struct oci_descriptor *d, struc
   src->length = m->size > 0 ? m->size : 1;
 }
 
+/* Open the archive REF names, index it and read the image's config (REF's tag picks the
+ * image): into AI (its diff_ids and layer members set); returns the config's text. */
+static char *
+archive_open_image (struct archive_index *ai, const char *arg, const struct oci_ref *ref,
+                    size_t *len)
+{
+  ai->fd = open (ref->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (ai->fd < 0)
+    die_with_error ("%s: cannot open %s", arg, ref->path);
+  struct stat st;
+  if (fstat (ai->fd, &st) < 0 || !S_ISREG (st.st_mode))
+    die ("%s: %s is not a regular file", arg, ref->path);
+  archive_index_build (ai, arg);
+
+  cleanup_free char *mwhat = xasprintf ("%s: %s", arg, ARCHIVE_MANIFEST);
+  cleanup_free char *manifest = archive_read_member (ai, ARCHIVE_MANIFEST, mwhat, len);
+  oci_archive_manifest_parse (manifest, *len, mwhat, ref->tag, &ai->config_name, &ai->layers);
+  cleanup_free char *cwhat = xasprintf ("%s: %s", arg, ai->config_name);
+  char *config = archive_read_member (ai, ai->config_name, cwhat, len);
+  ai->config_digest = oci_digest_of (config, *len);
+  return config;
+}
+
+static void
+archive_index_clear (struct archive_index *ai)
+{
+  for (size_t i = 0; i < ai->n; i++)
+    free (ai->members[i].name);
+  free (ai->members);
+  strv_free (ai->diff_ids);
+  strv_free (ai->layers);
+  free (ai->config_name);
+  free (ai->config_digest);
+  if (ai->fd >= 0)
+    close (ai->fd);
+}
+
 static void
 create_from_archive (const char *name, const char *arg, const char *recorded,
                      const struct oci_ref *ref, const struct extract_opts *xopts)
 {
-  struct archive_index ai = { .fd = open (ref->path, O_RDONLY | O_CLOEXEC | O_NOCTTY) };
-  if (ai.fd < 0)
-    die_with_error ("%s: cannot open %s", arg, ref->path);
-  struct stat st;
-  if (fstat (ai.fd, &st) < 0 || !S_ISREG (st.st_mode))
-    die ("%s: %s is not a regular file", arg, ref->path);
-  archive_index_build (&ai, arg);
-
+  struct archive_index ai = { .fd = -1 };
   size_t len;
-  cleanup_free char *mwhat = xasprintf ("%s: %s", arg, ARCHIVE_MANIFEST);
-  cleanup_free char *manifest = archive_read_member (&ai, ARCHIVE_MANIFEST, mwhat, &len);
-  cleanup_free char *config_name = NULL;
-  oci_archive_manifest_parse (manifest, len, mwhat, ref->tag, &config_name, &ai.layers);
-  cleanup_free char *cwhat = xasprintf ("%s: %s", arg, config_name);
-  cleanup_free char *config = archive_read_member (&ai, config_name, cwhat, &len);
+  cleanup_free char *config = archive_open_image (&ai, arg, ref, &len);
+  cleanup_free char *cwhat = xasprintf ("%s: %s", arg, ai.config_name);
   /* The image ID: the config's digest names a docker save image as a manifest's would. */
-  struct meta_image image = { .ref = xstrdup (recorded), .digest = oci_digest_of (config, len) };
+  struct meta_image image = { .ref = xstrdup (recorded), .digest = xstrdup (ai.config_digest) };
   oci_config_parse (config, len, cwhat, &image, &ai.diff_ids);
   size_t n = strv_length (ai.layers);
   if (strv_length (ai.diff_ids) != n)
@@ -420,7 +455,6 @@ create_from_archive (const char *name, const char *arg, const char *recorded,
   struct oci_manifest m = { .n_layers = n, .layers = xcalloc (n + 1, sizeof *m.layers) };
   for (size_t i = 0; i < n; i++)
     m.layers[i] = (struct oci_descriptor) { .digest = xstrdup (ai.diff_ids[i]) };
-  ai.descriptors = m.layers;
   struct image_source s = { .what = arg, .open_blob = archive_open_blob, .data = &ai };
   struct apply a;
   apply_open (&a, &s, &m, image.workdir);
@@ -429,12 +463,104 @@ create_from_archive (const char *name, const char *arg, const char *recorded,
   apply_clear (&a);
   meta_clear (&(struct meta) { .image = image });
   oci_manifest_clear (&m);
-  for (size_t i = 0; i < ai.n; i++)
-    free (ai.members[i].name);
-  free (ai.members);
-  strv_free (ai.diff_ids);
-  strv_free (ai.layers);
-  close (ai.fd);
+  archive_index_clear (&ai);
+}
+
+/* ---- push's base, read again where create read it (oci-source.h). */
+
+static char *
+archive_read_config (struct image_source *s, const struct oci_descriptor *d, size_t *len)
+{
+  struct archive_index *ai = s->data;
+  if (strcmp (d->digest, ai->config_digest) != 0)
+    die ("%s: the archive has no config %s", s->what, d->digest);
+  char *text = archive_read_member (ai, ai->config_name, s->what, len);
+  oci_check_digest (s->what, d->digest, text, *len);
+  return text;
+}
+
+/* A docker save image as the Docker schema 2 manifest a registry would serve for it: its
+ * layers are the archive's plain tars, named by their diff_ids. */
+static char *
+archive_manifest (struct archive_index *ai, const char *what, size_t config_len, size_t *len)
+{
+  json_t *layers = json_array ();
+  for (size_t i = 0; ai->layers[i] != NULL; i++)
+    {
+      const struct member *m = archive_member (ai, ai->layers[i], what);
+      json_array_append_new (layers, json_pack ("{s:s, s:s, s:I}", "mediaType",
+                                                "application/vnd.docker.image.rootfs.diff.tar",
+                                                "digest", ai->diff_ids[i], "size",
+                                                (json_int_t) m->size));
+    }
+  json_t *root = json_pack ("{s:i, s:s, s:{s:s, s:s, s:I}, s:o}", "schemaVersion", 2,
+                            "mediaType", "application/vnd.docker.distribution.manifest.v2+json",
+                            "config", "mediaType",
+                            "application/vnd.docker.container.image.v1+json", "digest",
+                            ai->config_digest, "size", (json_int_t) config_len, "layers",
+                            layers);
+  char *text = root != NULL ? json_dumps (root, JSON_COMPACT) : NULL;
+  json_decref (root);
+  if (text == NULL)
+    die ("%s: cannot write JSON", what);
+  *len = strlen (text);
+  return text;
+}
+
+char *
+oci_local_base_open (struct image_source *s, const struct oci_ref *ref, const char *digest,
+                     size_t *len)
+{
+  if (ref->kind == OCI_REF_LAYOUT)
+    {
+      struct layout *l = xcalloc (1, sizeof *l);
+      l->dirfd = open (ref->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (l->dirfd < 0)
+        die_with_error ("%s: cannot open the image layout %s", s->what, ref->path);
+      s->read_document = s->read_manifest = layout_read_document;
+      s->open_blob = layout_open_blob;
+      s->data = l;
+      /* By the digest create recorded, whatever the tag names now: its size is the file's,
+       * its bytes are checked against the digest. */
+      cleanup_free char *rel = xasprintf ("blobs/sha256/%s", digest_hex (digest));
+      struct stat st;
+      if (fstatat (l->dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        die_with_error ("%s: cannot find its manifest %s in %s", s->what, digest, ref->path);
+      cleanup_free char *copy = xstrdup (digest);
+      struct oci_descriptor d = { .digest = copy, .size = (uint64_t) st.st_size };
+      return layout_read_document (s, &d, len);
+    }
+  struct archive_index *ai = xcalloc (1, sizeof *ai);
+  ai->fd = -1;
+  s->read_document = s->read_manifest = archive_read_config;
+  s->open_blob = archive_open_blob;
+  s->data = ai;
+  size_t clen;
+  cleanup_free char *config = archive_open_image (ai, s->what, ref, &clen);
+  if (strcmp (ai->config_digest, digest) != 0)
+    die ("%s: the archive's image is not the one the root was made from (config %s, not %s)",
+         s->what, ai->config_digest, digest);
+  struct meta_image image = { 0 };
+  oci_config_parse (config, clen, s->what, &image, &ai->diff_ids);
+  meta_clear (&(struct meta) { .image = image });
+  if (strv_length (ai->diff_ids) != strv_length (ai->layers))
+    die ("%s: %zu layers but %zu diff_ids in the config", s->what, strv_length (ai->layers),
+         strv_length (ai->diff_ids));
+  return archive_manifest (ai, s->what, clen, len);
+}
+
+void
+oci_local_base_close (struct image_source *s)
+{
+  if (s->open_blob == layout_open_blob)
+    {
+      struct layout *l = s->data;
+      close (l->dirfd);
+    }
+  else
+    archive_index_clear (s->data);
+  free (s->data);
+  s->data = NULL;
 }
 
 /* ---- docker://: the registry (registry.c). */

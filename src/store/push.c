@@ -32,6 +32,7 @@
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
+#include "store/archive-write.h"
 #include "store/export.h"
 #include "store/extract.h"
 #include "store/interrupt.h"
@@ -49,10 +50,12 @@
 #define CREATED_BY "enter-devroot push"
 
 static char *cleanup_dir;
+static struct archive_out *cleanup_archive;
 
 static void
 push_cleanup (void)
 {
+  archive_out_abandon (cleanup_archive);
   if (cleanup_dir != NULL)
     rm_rf_at (AT_FDCWD, cleanup_dir);
 }
@@ -78,17 +81,19 @@ base_open (struct base *b, const struct meta_image *image, const char *tmp,
   const char *why;
   if (oci_ref_parse (image->ref, &b->ref, &why) < 0)
     die ("%s: its base image '%s' is not a valid reference: %s", what, image->ref, why);
-  if (b->ref.kind != OCI_REF_DOCKER)
-    die ("%s: its base image %s is not a docker:// image: only roots made from a registry's "
-         "image or from a tarball are pushed yet", what, image->ref);
   if (image->digest == NULL || !oci_digest_is_valid (image->digest))
     die ("%s: its metadata has no manifest digest for %s", what, image->ref);
-  free (b->ref.digest);
-  b->ref.digest = xstrdup (image->digest);
   b->s = (struct image_source) { .what = image->ref };
-  registry_open (&b->s, &b->ref, oo);
-  cleanup_free char *digest = NULL, *mt = NULL;
-  b->manifest = registry_first_manifest (&b->s, &b->ref, &b->manifest_len, &digest, &mt);
+  if (b->ref.kind == OCI_REF_DOCKER)
+    {
+      free (b->ref.digest);
+      b->ref.digest = xstrdup (image->digest);
+      registry_open (&b->s, &b->ref, oo);
+      cleanup_free char *digest = NULL, *mt = NULL;
+      b->manifest = registry_first_manifest (&b->s, &b->ref, &b->manifest_len, &digest, &mt);
+    }
+  else
+    b->manifest = oci_local_base_open (&b->s, &b->ref, image->digest, &b->manifest_len);
   cleanup_free char *mwhat = xasprintf ("%s: manifest %s", image->ref, image->digest);
   oci_manifest_parse (b->manifest, b->manifest_len, mwhat, &b->m);
   b->config = b->s.read_document (&b->s, &b->m.config, &b->config_len);
@@ -126,8 +131,10 @@ base_open (struct base *b, const struct meta_image *image, const char *tmp,
 static void
 base_clear (struct base *b)
 {
-  if (b->s.data != NULL)
+  if (b->s.data != NULL && b->ref.kind == OCI_REF_DOCKER)
     registry_close (&b->s);
+  else if (b->s.data != NULL)
+    oci_local_base_close (&b->s);
   free (b->manifest);
   free (b->media_type);
   free (b->config);
@@ -221,13 +228,60 @@ new_config (const struct base *b, const struct layer_blob *l, const struct expor
   return text;
 }
 
+/* A Docker schema 2 media type's OCI equivalent (the same bytes), or NULL. */
+static const char *
+oci_equivalent (const char *docker)
+{
+  static const char *const pairs[][2] = {
+    { DOCKER_MANIFEST, OCI_MANIFEST },
+    { "application/vnd.docker.container.image.v1+json", OCI_CONFIG },
+    { DOCKER_LAYER_GZIP, OCI_LAYER_GZIP },
+    { "application/vnd.docker.image.rootfs.diff.tar", "application/vnd.oci.image.layer.v1.tar" },
+    { "application/vnd.docker.image.rootfs.diff.tar.zstd",
+      "application/vnd.oci.image.layer.v1.tar+zstd" },
+  };
+  for (size_t i = 0; docker != NULL && i < sizeof pairs / sizeof pairs[0]; i++)
+    if (strcmp (docker, pairs[i][0]) == 0)
+      return pairs[i][1];
+  return NULL;
+}
+
+/* M's "mediaType" made OCI's when it is a Docker schema 2 one. */
+static void
+to_oci (json_t *m)
+{
+  json_t *mt = json_object_get (m, "mediaType");
+  const char *oci = oci_equivalent (json_string_value (mt));
+  if (oci != NULL)
+    json_object_set_new (m, "mediaType", json_string (oci));
+}
+
+/* The base's manifest with the new config and layer; WANT_OCI: in OCI's media types, as
+ * an OCI layout must hold (skopeo and umoci read no Docker manifest there), the way
+ * `skopeo copy` converts one: the blobs are the same, only their descriptors change. */
 static char *
 new_manifest (const struct base *b, const struct layer_blob *l, const char *config_digest,
-              size_t config_len, const char **media_type, const char *what)
+              size_t config_len, bool want_oci, const char **media_type, const char *what)
 {
   json_t *m;
   const char *layer_type;
-  if (b != NULL)
+  if (b != NULL && want_oci && oci_equivalent (b->media_type) != NULL)
+    {
+      m = json_loadb (b->manifest, b->manifest_len, 0, NULL);
+      json_t *cfg = json_is_object (m) ? json_object_get (m, "config") : NULL;
+      json_t *layers = json_is_object (m) ? json_object_get (m, "layers") : NULL;
+      if (!json_is_object (cfg) || !json_is_array (layers))
+        die ("%s: the base image's manifest has no config or layers", what);
+      to_oci (m);
+      to_oci (cfg);
+      for (size_t i = 0; i < json_array_size (layers); i++)
+        to_oci (json_array_get (layers, i));
+      json_object_set_new (cfg, "digest", json_string (config_digest));
+      json_object_set_new (cfg, "size", json_integer ((json_int_t) config_len));
+      *media_type = OCI_MANIFEST;
+      json_array_append_new (layers, descriptor (OCI_LAYER_GZIP, l->digest, l->size));
+    }
+  else if (b != NULL)
     {
       m = json_loadb (b->manifest, b->manifest_len, 0, NULL);
       json_t *cfg = json_is_object (m) ? json_object_get (m, "config") : NULL;
@@ -253,6 +307,22 @@ new_manifest (const struct base *b, const struct layer_blob *l, const char *conf
   return text;
 }
 
+/* The base config's rootfs.diff_ids, one per layer of its manifest (a docker save archive
+ * stores the layers by these). */
+static char **
+base_diff_ids (const struct base *b, const char *what)
+{
+  struct meta_image image = { 0 };
+  char **ids = NULL;
+  cleanup_free char *cwhat = xasprintf ("%s: the base image's config", what);
+  oci_config_parse (b->config, b->config_len, cwhat, &image, &ids);
+  meta_clear (&(struct meta) { .image = image });
+  if (strv_length (ids) != b->m.n_layers)
+    die ("%s: the base image has %zu layers but %zu diff_ids", what, b->m.n_layers,
+         strv_length (ids));
+  return ids;
+}
+
 void
 push_root (const char *name, const char *dest, const struct push_opts *o)
 {
@@ -260,13 +330,12 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
   cleanup_free char *what = xasprintf ("cannot push '%s'", name);
   struct oci_ref dref;
   const char *why;
-  bool to_layout = str_has_prefix (dest, "oci:");
-  if (!str_has_prefix (dest, "docker://") && !to_layout)
-    die ("push: unsupported destination '%s': expected docker://REGISTRY/REPO:TAG or "
-         "oci:DIR:TAG", dest);
+  if (!oci_ref_is_image (dest))
+    die ("push: unsupported destination '%s': expected docker://REGISTRY/REPO:TAG, "
+         "oci:DIR:TAG or docker-archive:FILE[:REPO:TAG]", dest);
   if (oci_ref_parse (dest, &dref, &why) < 0)
     die ("push: invalid destination '%s': %s", dest, why);
-  if (!to_layout && (dref.digest != NULL || dref.tag == NULL))
+  if (dref.kind == OCI_REF_DOCKER && (dref.digest != NULL || dref.tag == NULL))
     die ("push: invalid destination '%s': name a tag, not a digest", dest);
 
   struct store_paths p;
@@ -306,46 +375,74 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
   cleanup_free char *config_digest = oci_digest_of (config, config_len);
   const char *media_type;
   cleanup_free char *manifest = new_manifest (has_base ? &b : NULL, &layer, config_digest,
-                                              config_len, &media_type, what);
+                                              config_len, dref.kind == OCI_REF_LAYOUT,
+                                              &media_type, what);
   size_t manifest_len = strlen (manifest);
   cleanup_free char *manifest_digest = oci_digest_of (manifest, manifest_len);
 
+  /* Every blob the manifest names, the base's first, then the new layer and the config,
+   * and the manifest last: to a registry, a layout or a docker save archive. */
   struct upload *u = NULL;
   struct layout_out *lo = NULL;
-  if (to_layout)
+  struct archive_out *ao = NULL;
+  if (dref.kind == OCI_REF_LAYOUT)
     lo = layout_out_open (dref.path, dref.tag, what);
+  else if (dref.kind == OCI_REF_ARCHIVE)
+    cleanup_archive = ao = archive_out_open (dref.path, dref.tag, tmp, what);
   else
     {
-      bool same_registry = has_base && strcmp (b.ref.registry, dref.registry) == 0;
+      /* A mount needs the base's blobs in another repository of the same registry; a base
+       * read from a layout or an archive has its blobs uploaded. */
+      bool same_registry = has_base && b.ref.kind == OCI_REF_DOCKER
+                           && strcmp (b.ref.registry, dref.registry) == 0;
       u = upload_open (&dref, same_registry ? b.ref.repository : NULL, &oo, what);
     }
+  cleanup_strv char **diff_ids = has_base ? base_diff_ids (&b, what) : NULL;
   for (size_t i = 0; has_base && i < b.m.n_layers; i++)
     {
+      const struct oci_descriptor *d = &b.m.layers[i];
       struct source src = { .fd = -1 };
-      b.s.open_blob (&b.s, &b.m.layers[i], &src);
-      cleanup_free char *label = xasprintf ("%.19s", b.m.layers[i].digest);
+      b.s.open_blob (&b.s, d, &src);
+      /* A docker save archive's layer is a window of the archive. */
+      off_t offset = lseek (src.fd, 0, SEEK_CUR);
+      if (offset < 0)
+        die_with_error ("%s: cannot read layer %s", what, d->digest);
+      cleanup_free char *label = xasprintf ("%.19s", d->digest);
       if (lo != NULL)
-        layout_out_blob (lo, b.m.layers[i].digest, b.m.layers[i].size, src.fd, NULL);
+        layout_out_blob (lo, d->digest, d->size, src.fd, offset, NULL);
+      else if (ao != NULL)
+        archive_out_layer (ao, diff_ids[i], src.fd, offset, d->size);
       else
-        upload_blob (u, b.m.layers[i].digest, b.m.layers[i].size, src.fd, NULL, label, true);
+        upload_blob (u, d->digest, d->size, src.fd, offset, NULL, label, true);
       source_clear (&src);
       interrupt_check ();
     }
   cleanup_free char *label = xasprintf ("%.19s", layer.digest);
   if (lo != NULL)
     {
-      layout_out_blob (lo, layer.digest, layer.size, layer.fd, NULL);
-      layout_out_blob (lo, config_digest, config_len, -1, config);
+      layout_out_blob (lo, layer.digest, layer.size, layer.fd, 0, NULL);
+      layout_out_blob (lo, config_digest, config_len, -1, 0, config);
       interrupt_check ();
       layout_out_manifest (lo, media_type, manifest, manifest_len);
       interrupt_commit ();
       layout_out_close (lo);
       printf ("oci:%s@%s\n", dref.path, manifest_digest);
     }
+  else if (ao != NULL)
+    {
+      archive_out_layer (ao, layer.diff_id, layer.fd, 0, layer.size);
+      interrupt_check ();
+      archive_out_finish (ao, config_digest, config, config_len);
+      interrupt_commit ();
+      cleanup_archive = NULL;
+      archive_out_close (ao);
+      /* An archive has no manifest: its image is named by its config's digest (its ID). */
+      printf ("docker-archive:%s@%s\n", dref.path, config_digest);
+    }
   else
     {
-      upload_blob (u, layer.digest, layer.size, layer.fd, NULL, label, false);
-      upload_blob (u, config_digest, config_len, -1, config, "config", false);
+      upload_blob (u, layer.digest, layer.size, layer.fd, 0, NULL, label, false);
+      upload_blob (u, config_digest, config_len, -1, 0, config, "config", false);
       interrupt_check ();
       upload_manifest (u, media_type, manifest, manifest_len);
       interrupt_commit ();

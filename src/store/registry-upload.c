@@ -169,8 +169,8 @@ start_upload (struct upload *u, const char *what)
 }
 
 bool
-upload_blob (struct upload *u, const char *digest, uint64_t size, int fd, const char *data,
-             const char *label, bool from_base)
+upload_blob (struct upload *u, const char *digest, uint64_t size, int fd, off_t offset,
+             const char *data, const char *label, bool from_base)
 {
   cleanup_free char *what = xasprintf ("blob %s", digest);
   struct download_reply reply;
@@ -210,7 +210,7 @@ upload_blob (struct upload *u, const char *digest, uint64_t size, int fd, const 
   progress_begin (&bar, show, label, size, 0);
   struct download_send body = { .what = u->what, .method = "PUT", .body = data,
                                 .body_len = fd < 0 ? (size_t) size : 0, .body_fd = fd,
-                                .body_size = size, .progress = show ? &bar : NULL };
+                                .body_offset = offset, .body_size = size, .progress = show ? &bar : NULL };
   cleanup_free char *put = xasprintf ("%s%cdigest=%s", loc, strchr (loc, '?') != NULL ? '&' : '?',
                                       digest);
   request (u, put, &body, "application/octet-stream", &reply);

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "store/oci-ref.h"
 #include "store/oci.h"
@@ -18,10 +19,10 @@ struct upload *upload_open (const struct oci_ref *dest, const char *from_repo,
 void upload_close (struct upload *u);
 
 /* Make blob DIGEST (SIZE bytes) exist in the destination repository: nothing when the
- * registry has it (HEAD), a mount from FROM_REPO when FROM_BASE and it can, else an upload of SIZE bytes
- * from FD (or from DATA when FD < 0). Returns true when bytes were sent. dies with one line
+ * registry has it (HEAD), a mount from FROM_REPO when FROM_BASE and it can, else an upload
+ * of SIZE bytes from FD at OFFSET (or from DATA when FD < 0). Returns true when bytes were sent. dies with one line
  * on a refusal (401, 403, 404, 413, anything unexpected). */
-bool upload_blob (struct upload *u, const char *digest, uint64_t size, int fd,
+bool upload_blob (struct upload *u, const char *digest, uint64_t size, int fd, off_t offset,
                   const char *data, const char *label, bool from_base);
 
 /* PUT the manifest TEXT (media type MEDIA_TYPE) under the destination's tag: last, so

@@ -219,11 +219,11 @@ print(m["layers"][-1]["digest"][7:])' "$T/top")
 	assert_output mine
 }
 
-@test "push refuses a destination that is not docker:// with a tag or oci:" {
+@test "push refuses a destination that is not docker:// with a tag, oci: or docker-archive:" {
 	edr create t --from "$EDR_TEMPLATE" --quiet
-	edr_run push t "docker-archive:$T/x.tar"
-	assert_edr_error "$EDR_TOOL_EXIT" "docker://" "oci:"
-	[[ ! -e $T/x.tar ]] || fail "something was written"
+	edr_run push t "dir:$T/x"
+	assert_edr_error "$EDR_TOOL_EXIT" "docker://" "oci:" "docker-archive:"
+	[[ ! -e $T/x ]] || fail "something was written"
 	edr_run push t "docker://$(reg open)/x@sha256:$(printf %064d 0)"
 	assert_edr_error "$EDR_TOOL_EXIT" "tag"
 }
@@ -311,4 +311,157 @@ print(m["layers"][-1]["digest"][7:])' "$T/top")
 	edr create r2 --from "docker://$(reg open)/recached:1" --cacert "$CA" --quiet
 	[[ $(cat "$(root_of r2)/srv/new") == added && ! -e $(root_of r2)/srv/gone ]] ||
 		fail "not the tailored root"
+}
+
+# layers_of TRANSPORT:REF: how many layers skopeo sees in the image.
+layers_of() {
+	skopeo inspect --cert-dir "$S/certs" "$1" |
+		python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))'
+}
+
+# tailored_back NAME: devroot NAME is the tailored root (tailor's changes on the base).
+tailored_back() {
+	local r
+	r=$(root_of "$1")
+	[[ $(cat "$r/srv/new") == added ]] || fail "$1: the added file is missing"
+	[[ ! -e $r/srv/gone ]] || fail "$1: the deleted file came back"
+	[[ -f $r/srv/d && $(cat "$r/srv/d") == "was a directory" ]] || fail "$1: the replaced directory"
+	[[ $(cat "$r/srv/keep") == kept ]] || fail "$1: the base's file is missing"
+}
+
+# Rootless podman in the test's own store (vfs: no overlay mounts to undo), or a skip.
+pm() {
+	timeout 120 podman --root "$T/pm/root" --runroot "$PM_RUN/run" --storage-driver vfs \
+		--cgroup-manager cgroupfs --events-backend file "$@"
+}
+pm_start() {
+	command -v podman >/dev/null || skip "podman is not installed (apt-get install podman)"
+	# podman wants a run root of at most 50 characters (sockets live there).
+	PM_RUN=$(mktemp -d /tmp/edr-pm.XXXXXX)
+	export XDG_RUNTIME_DIR=$PM_RUN/xdg
+	mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+	pm info > /dev/null 2>&1 || skip "podman cannot run rootless here"
+}
+pm_stop() {
+	[[ -n ${PM_RUN-} ]] || return 0
+	pm unshare rm -rf "$T/pm" "$PM_RUN/run" 2>/dev/null || true
+	local pause=$XDG_RUNTIME_DIR/libpod/tmp/pause.pid
+	[[ ! -s $pause ]] || kill "$(cat "$pause")" 2>/dev/null || true
+	rm -rf "$PM_RUN"
+}
+
+@test "push to docker-archive:FILE:REPO:TAG writes what skopeo, podman load and create read; the same root gives the same bytes" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	tailor r
+	edr_run push r "docker-archive:$T/a.tar:tailored:1" --cacert "$CA" --quiet
+	assert_status 0
+	[[ $output == "docker-archive:$T/a.tar@sha256:"* ]] || fail "no image ID: $output"
+	local id=${output#*@sha256:}
+	# docker save's shape: plain layer tars named by their diff_ids, the config by the ID.
+	run tar -tf "$T/a.tar"
+	assert_success
+	assert_line manifest.json
+	assert_line repositories
+	assert_line "$id.json"
+	[[ $(grep -c '/layer.tar$' <<< "$output") -eq 3 ]] || fail "expected 3 layer tars: $output"
+	run python3 -c 'import json, sys, tarfile
+t = tarfile.open(sys.argv[1])
+m = json.load(t.extractfile("manifest.json"))
+print(m[0]["RepoTags"], json.load(t.extractfile("repositories")))' "$T/a.tar"
+	assert_output --partial "['tailored:1']"
+	assert_output --partial "{'tailored': {'1': "
+	run layers_of "docker-archive:$T/a.tar"
+	assert_output 3
+	run skopeo copy -q "docker-archive:$T/a.tar" "oci:$T/lay:a"
+	assert_success
+	run umoci unpack --rootless --image "$T/lay:a" "$T/bundle"
+	assert_success
+	[[ $(cat "$T/bundle/rootfs/srv/new") == added && ! -e $T/bundle/rootfs/srv/gone ]] ||
+		fail "umoci: not the tailored tree"
+	# Pushed again: the same bytes.
+	edr push r "docker-archive:$T/b.tar:tailored:1" --cacert "$CA" --quiet
+	cmp "$T/a.tar" "$T/b.tar" || fail "two pushes of one root differ"
+	elsewhere
+	edr create r2 --from "docker-archive:$T/a.tar" --quiet
+	tailored_back r2
+	edr_run run r2 -- sh -c 'echo $FOO'
+	assert_output base
+	pm_start
+	run pm load -i "$T/a.tar"
+	local pm_images
+	pm_images=$(pm images --format '{{.Repository}}:{{.Tag}} {{.ID}}' 2>&1)
+	pm_stop
+	assert_success
+	[[ $pm_images == *"localhost/tailored:1 ${id:0:12}"* ]] || fail "podman load: $pm_images"
+}
+
+@test "push to docker-archive: fails with one line and leaves the file as it was" {
+	edr create r --from "$EDR_TEMPLATE" --quiet
+	mkdir "$T/ro"
+	echo old > "$T/ro/keep.tar"
+	chmod 0500 "$T/ro"
+	edr_run push r "docker-archive:$T/ro/keep.tar:x:1" --quiet
+	chmod 0700 "$T/ro"
+	assert_edr_error "$EDR_TOOL_EXIT" "cannot push 'r'" "$T/ro/keep.tar"
+	[[ $(cat "$T/ro/keep.tar") == old ]] || fail "the file changed"
+	[[ $(ls "$T/ro") == keep.tar ]] || fail "something was left: $(ls "$T/ro")"
+}
+
+@test "a root made from oci:DIR pushes as its base's layers plus one, uploaded to a registry (nothing to mount)" {
+	edr create r --from "oci:$S/lay:base" --quiet
+	tailor r
+	local mark
+	mark=$(log_mark open)
+	edr_run push r "docker://$(reg open)/fromoci:1" --cacert "$CA" --quiet
+	assert_status 0
+	# The two base layers, the new one and the config: four uploads, no mount.
+	[[ $(since open "$mark" '"PUT /v2/fromoci/blobs/uploads/') -eq 4 ]] ||
+		fail "expected 4 blob PUTs, got $(since open "$mark" '"PUT /v2/fromoci/blobs/uploads/')"
+	[[ $(since open "$mark" 'mount=') -eq 0 ]] || fail "a mount was tried"
+	run layers_of "docker://$(reg open)/fromoci:1"
+	assert_output 3
+	# The same root to a layout: the same image.
+	local one
+	one=$("$EDR_BIN" push r "oci:$T/out:x" --quiet)
+	[[ ${one#*@} == "$(skopeo inspect --cert-dir "$S/certs" --format '{{.Digest}}' "docker://$(reg open)/fromoci:1")" ]] ||
+		fail "the layout's image is not the registry's"
+	elsewhere
+	edr create r2 --from "docker://$(reg open)/fromoci:1" --cacert "$CA" --quiet
+	tailored_back r2
+}
+
+@test "a root made from docker-archive:FILE pushes as its layers plus one to a registry, a layout and an archive" {
+	skopeo copy -q "oci:$S/lay:base" "docker-archive:$T/base.tar:base:1"
+	edr create r --from "docker-archive:$T/base.tar" --quiet
+	tailor r
+	edr_run push r "docker://$(reg open)/fromarchive:1" --cacert "$CA" --quiet
+	assert_status 0
+	run layers_of "docker://$(reg open)/fromarchive:1"
+	assert_output 3
+	edr push r "oci:$T/out:x" --quiet
+	run layers_of "oci:$T/out:x"
+	assert_output 3
+	edr push r "docker-archive:$T/out.tar:out:1" --quiet
+	run layers_of "docker-archive:$T/out.tar"
+	assert_output 3
+	# An unchanged root: the same digest twice.
+	local one two
+	one=$("$EDR_BIN" push r "docker://$(reg open)/fromarchive:2" --cacert "$CA" --quiet)
+	two=$("$EDR_BIN" push r "docker://$(reg open)/fromarchive:3" --cacert "$CA" --quiet)
+	[[ ${one#*@} == "${two#*@}" ]] || fail "two digests: $one $two"
+	elsewhere
+	edr create r2 --from "docker://$(reg open)/fromarchive:1" --cacert "$CA" --quiet
+	tailored_back r2
+	edr create r3 --from "docker-archive:$T/out.tar" --quiet
+	tailored_back r3
+}
+
+@test "push: a base archive replaced since create fails with one line and writes nothing" {
+	skopeo copy -q "oci:$S/lay:base" "docker-archive:$T/base.tar:base:1"
+	edr create r --from "docker-archive:$T/base.tar" --quiet
+	edr create t --from "$EDR_TEMPLATE" --quiet
+	edr push t "docker-archive:$T/base.tar:base:1" --quiet
+	edr_run push r "oci:$T/out:x" --quiet
+	assert_edr_error "$EDR_TOOL_EXIT" "$T/base.tar" "not the one the root was made from"
+	[[ ! -e $T/out/index.json ]] || fail "an index was written"
 }
