@@ -14,6 +14,7 @@ setup_file() {
 	start_registry open
 	start_registry locked htpasswd
 	start_registry tokens token
+	start_proxy proxy open
 	export CA=$S/ca.pem
 	T=$S/images
 	mkdir -p "$T"
@@ -464,4 +465,50 @@ print(m[0]["RepoTags"], json.load(t.extractfile("repositories")))' "$T/a.tar"
 	edr_run push r "oci:$T/out:x" --quiet
 	assert_edr_error "$EDR_TOOL_EXIT" "$T/base.tar" "not the one the root was made from"
 	[[ ! -e $T/out/index.json ]] || fail "an index was written"
+}
+
+# A registry that takes uploads only in PATCHes (the proxy refuses a PUT with a body).
+@test "push falls back to PATCH then PUT when the registry refuses a monolithic upload" {
+	edr create t --from "$EDR_TEMPLATE" --quiet
+	echo mine > "$(root_of t)/added"
+	local code mark
+	for code in 400 405 501; do
+		echo "no-monolithic $code" > "$S/proxy.mode"
+		mark=$(log_mark proxy)
+		edr_run push t "docker://$(reg proxy)/patched-$code:1" --cacert "$CA" --quiet
+		assert_status 0
+		# The layer and the config: each a refused PUT, then a PATCH with the bytes and an
+		# empty PUT with the digest, which the registry takes.
+		[[ $(since proxy "$mark" "^PUT /v2/patched-$code/blobs/uploads/.* $code [1-9][0-9]* refused") -eq 2 ]] ||
+			fail "$code: expected 2 refused PUTs: $(tail -n +"$((mark + 1))" "$S/proxy.log")"
+		[[ $(since proxy "$mark" "^PATCH /v2/patched-$code/blobs/uploads/.* 202 [1-9]") -eq 2 ]] ||
+			fail "$code: expected 2 PATCHes: $(tail -n +"$((mark + 1))" "$S/proxy.log")"
+		[[ $(since proxy "$mark" "^PUT /v2/patched-$code/blobs/uploads/.*digest=sha256:.* 201 0\$") -eq 2 ]] ||
+			fail "$code: expected 2 final PUTs: $(tail -n +"$((mark + 1))" "$S/proxy.log")"
+		run layers_of "docker://$(reg open)/patched-$code:1"
+		assert_output 1
+	done
+	echo pass > "$S/proxy.mode"
+	elsewhere
+	edr create t2 --from "docker://$(reg open)/patched-501:1" --cacert "$CA" --quiet
+	edr_run run t2 -- cat /added
+	assert_output mine
+}
+
+@test "push: 403 denied, 404 unknown repository and 413 too large fail with one line each and tag nothing" {
+	edr create t --from "$EDR_TEMPLATE" --quiet
+	local mode needle
+	for mode in denied unknown too-large; do
+		case $mode in
+		denied) needle="denied: $(reg proxy) does not let you push to refused-$mode" ;;
+		unknown) needle="$(reg proxy) has no repository refused-$mode" ;;
+		too-large) needle="too large for $(reg proxy)" ;;
+		esac
+		echo "$mode" > "$S/proxy.mode"
+		edr_run push t "docker://$(reg proxy)/refused-$mode:1" --cacert "$CA" --quiet
+		assert_edr_error "$EDR_TOOL_EXIT" "cannot push 't'" "$needle"
+		run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/refused-$mode:1"
+		assert_failure
+	done
+	echo pass > "$S/proxy.mode"
 }

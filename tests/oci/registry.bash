@@ -4,6 +4,8 @@
 #                                    for user edr / password "right pass"; with token,
 #                                    Bearer tokens from token-server.py (anonymous pulls
 #                                    of public/*, everything for edr)
+#   start_proxy NAME REGISTRY        upload-proxy.py with TLS in front of registry REGISTRY,
+#                                    refusing what $S/NAME.mode says (pass at first)
 #   push LAYOUT:TAG NAME REPO:TAG [USER:PASS]   skopeo copy into it
 #   static_registry LAYOUT TAG REPO  the image as files under $WWW/v2/REPO/ for
 #                                    tests/fetch/server.py (plain http): a registry that
@@ -55,6 +57,21 @@ start_token_server() { # NAME: its key and certificate, then the service; $S/NAM
 	python3 "$BATS_TEST_DIRNAME/token-server.py" --tls "$S/server.pem" "$S/server.key" \
 		--sign-key "$S/token.key" --sign-cert "$S/token.pem" --port-file "$S/$1.port" \
 		--log "$S/$1.log" --user "$REG_USER:$REG_PASS" 2> "$S/$1.err" &
+	echo $! > "$S/$1.pid"
+	local i
+	for i in $(seq 100); do
+		[[ -s $S/$1.port ]] && return 0
+		sleep 0.1
+	done
+	cat "$S/$1.err" >&2
+	return 1
+}
+
+start_proxy() { # NAME REGISTRY: sets $S/NAME.port, $S/NAME.mode, logs to $S/NAME.log
+	echo pass > "$S/$1.mode"
+	python3 "$BATS_TEST_DIRNAME/upload-proxy.py" --tls "$S/server.pem" "$S/server.key" \
+		--ca "$S/ca.pem" --target "$(reg "$2")" --mode-file "$S/$1.mode" \
+		--port-file "$S/$1.port" --log "$S/$1.log" 2> "$S/$1.err" &
 	echo $! > "$S/$1.pid"
 	local i
 	for i in $(seq 100); do
