@@ -195,16 +195,17 @@ static const struct command_info commands[] = {
     "\n"
     "  --compress C      zstd (default, every core), gzip, xz or none\n"
     "  --quiet           no progress output, errors only\n" },
-  { "push", CMD_PUSH, true, "push NAME docker://REGISTRY/REPO:TAG|oci:DIR:TAG [--cacert FILE]\n"
-    "                       [--insecure-http] [--quiet]",
-    "Upload devroot NAME to a registry (or write it into an OCI layout DIR) as an image. A root made from an image goes up as\n"
-    "that image's layers plus one new layer holding what changed (deletions as whiteouts),\n"
-    "its config updated; a root made from a tarball as a one-layer image. What create added\n"
-    "is left out, as export leaves it out. Reproducible: owners 0:0, times clamped to\n"
-    "$SOURCE_DATE_EPOCH when set (else the base's), so an unchanged root pushes the same\n"
-    "digest. Blobs the registry has are not sent again; the manifest goes last, so nothing\n"
-    "is tagged on a failure. Credentials as for pulling: $REGISTRY_AUTH_FILE, else\n"
-    "~/.docker/config.json. Prints the image pinned to its digest.\n"
+  { "push", CMD_PUSH, true, "push NAME docker://REGISTRY/REPO:TAG|oci:DIR:TAG|docker-archive:FILE[:REPO:TAG]\n"
+    "                       [--cacert FILE] [--insecure-http] [--quiet]",
+    "Upload devroot NAME to a registry (or write it into an OCI layout DIR, or a docker save\n"
+    "archive FILE) as an image. A root made from an image (docker://, oci:, docker-archive:)\n"
+    "goes up as that image's layers plus one new layer holding what changed (deletions as\n"
+    "whiteouts), its config updated; a root made from a tarball as a one-layer image. What\n"
+    "create added is left out, as export leaves it out. Reproducible: owners 0:0, times\n"
+    "clamped to $SOURCE_DATE_EPOCH when set (else the base's), so an unchanged root pushes\n"
+    "the same digest. Blobs the registry has are not sent again; the manifest goes last, so\n"
+    "nothing is tagged on a failure. Credentials as for pulling: $REGISTRY_AUTH_FILE, else\n"
+    "~/.docker/config.json. Prints the image pinned to its digest (an archive's: its ID).\n"
     "\n"
     "  --cacert FILE     trust the CA certificates in FILE\n"
     "  --insecure-http   plain http to the registry\n"
@@ -675,7 +676,8 @@ cli_parse (int argc, char **argv, struct cli *cli)
   if (c->command == CMD_EXPORT && (cli->output == NULL || cli->output[0] == '\0'))
     usage_error (c->name, "missing FILE (export NAME FILE)");
   if (c->command == CMD_PUSH && (cli->output == NULL || cli->output[0] == '\0'))
-    usage_error (c->name, "missing DESTINATION (push NAME docker://REGISTRY/REPO:TAG)");
+    usage_error (c->name, "missing DESTINATION (push NAME docker://REGISTRY/REPO:TAG, "
+                 "oci:DIR:TAG or docker-archive:FILE)");
   if (c->command == CMD_PUBLISH && (cli->publish_dir == NULL || cli->archives == NULL))
     usage_error (c->name, "missing %s (publish DIR ARCHIVE...)",
                  cli->publish_dir == NULL ? "DIR" : "ARCHIVE");

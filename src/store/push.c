@@ -1,21 +1,24 @@
-/* push NAME docker://REGISTRY/REPO:TAG: a devroot as an image in a registry.
+/* push NAME docker://REGISTRY/REPO:TAG | oci:DIR:TAG | docker-archive:FILE[:REPO:TAG]: a
+ * devroot as an image in a registry, an OCI layout or a docker save archive.
  *
  * A root made from an image (its metadata names the reference and the manifest digest) goes
  * up as the base image's layers plus one new layer holding what changed (layer-diff.c):
  * the base's manifest and config are read from the download cache (or the registry again,
- * by digest), its layers applied with the extractor to a private temporary directory, and
- * the root compared with that tree. The config gets the new diff_id, a history entry when
- * it keeps a history, and `created` = $SOURCE_DATE_EPOCH when set (else the base's, so an
- * unchanged root pushes the same digest twice); the manifest keeps the base's media types
- * (OCI or Docker schema 2). A root made from a tarball goes up as one layer with a minimal
- * OCI config. What create added is left out exactly as export leaves it out (export.h's
+ * by digest), or from its layout or archive again (oci.c: oci_local_base_open), its layers
+ * applied with the extractor to a private temporary directory, and the root compared with
+ * that tree. The config gets the new diff_id, a history entry when it keeps a history, and
+ * `created` = $SOURCE_DATE_EPOCH when set (else the base's, so an unchanged root pushes the
+ * same digest twice); the manifest keeps the base's media types (OCI or Docker schema 2;
+ * OCI's in a layout). A root made from a tarball goes up as one layer with a minimal OCI
+ * config. What create added is left out exactly as export leaves it out (export.h's
  * filter).
  *
  * Uploads (registry-upload.c): every blob the registry already has is skipped, the base's
  * layers are mounted from its repository when it is on the same registry, the manifest
- * goes last; so a failure anywhere tags nothing. The root's name lock is held throughout.
- * On success the pushed reference pinned to its digest is printed:
- * docker://REGISTRY/REPO@sha256:HEX. */
+ * goes last; so a failure anywhere tags nothing. A layout (layout-write.c) gets its
+ * index.json last, an archive (archive-write.c) is renamed into place last. The root's name
+ * lock is held throughout. On success the pushed reference pinned to its digest is printed:
+ * docker://REGISTRY/REPO@sha256:HEX (an archive's: its image ID, the config's digest). */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>

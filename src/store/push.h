@@ -1,4 +1,4 @@
-/* push NAME docker://REGISTRY/REPO:TAG: a devroot to a registry as an image (push.c). */
+/* push NAME docker://... | oci:... | docker-archive:...: a devroot as an image (push.c). */
 #pragma once
 
 #include <stdbool.h>
