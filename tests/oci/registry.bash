@@ -51,13 +51,8 @@ start_registry() { # NAME [htpasswd]: sets $S/NAME.port
 	return 1
 }
 
-start_token_server() { # NAME: its key and certificate, then the service; $S/NAME.port
-	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=edr-token \
-		-keyout "$S/token.key" -out "$S/token.pem" 2>/dev/null || return 1
-	python3 "$BATS_TEST_DIRNAME/token-server.py" --tls "$S/server.pem" "$S/server.key" \
-		--sign-key "$S/token.key" --sign-cert "$S/token.pem" --port-file "$S/$1.port" \
-		--log "$S/$1.log" --user "$REG_USER:$REG_PASS" 2> "$S/$1.err" &
-	echo $! > "$S/$1.pid"
+# wait_port_file NAME: until server NAME wrote $S/NAME.port; else its errors, and 1.
+wait_port_file() {
 	local i
 	for i in $(seq 100); do
 		[[ -s $S/$1.port ]] && return 0
@@ -67,19 +62,23 @@ start_token_server() { # NAME: its key and certificate, then the service; $S/NAM
 	return 1
 }
 
+start_token_server() { # NAME: its key and certificate, then the service; $S/NAME.port
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=edr-token \
+		-keyout "$S/token.key" -out "$S/token.pem" 2>/dev/null || return 1
+	python3 "$BATS_TEST_DIRNAME/token-server.py" --tls "$S/server.pem" "$S/server.key" \
+		--sign-key "$S/token.key" --sign-cert "$S/token.pem" --port-file "$S/$1.port" \
+		--log "$S/$1.log" --user "$REG_USER:$REG_PASS" 2> "$S/$1.err" &
+	echo $! > "$S/$1.pid"
+	wait_port_file "$1"
+}
+
 start_proxy() { # NAME REGISTRY: sets $S/NAME.port, $S/NAME.mode, logs to $S/NAME.log
 	echo pass > "$S/$1.mode"
 	python3 "$BATS_TEST_DIRNAME/upload-proxy.py" --tls "$S/server.pem" "$S/server.key" \
 		--ca "$S/ca.pem" --target "$(reg "$2")" --mode-file "$S/$1.mode" \
 		--port-file "$S/$1.port" --log "$S/$1.log" 2> "$S/$1.err" &
 	echo $! > "$S/$1.pid"
-	local i
-	for i in $(seq 100); do
-		[[ -s $S/$1.port ]] && return 0
-		sleep 0.1
-	done
-	cat "$S/$1.err" >&2
-	return 1
+	wait_port_file "$1"
 }
 
 stop_registries() {
