@@ -10,7 +10,11 @@ setup_file() { repo_setup_file; }
 teardown_file() { nginx_stop; }
 setup() { rootemu_setup deb; }
 
-teardown() { rootemu_teardown; }
+teardown() {
+	# The registry the README's tour starts, stopped by its PID.
+	[[ ! -s $BATS_TEST_TMPDIR/registry/pid ]] || kill "$(cat "$BATS_TEST_TMPDIR/registry/pid")" 2>/dev/null || true
+	rootemu_teardown
+}
 
 in_deb() { run --separate-stderr "$EDR_BIN" run deb "$@"; }
 
@@ -127,4 +131,50 @@ $(last_run)"
 		fail "$(last_run)"
 	in_deb -- dpkg -l edr-mounts
 	assert_line --regexp '^iF  edr-mounts +1\.0 '
+}
+
+# The README's tour through a registry: create from an image, --root apt-get install, push,
+# create elsewhere. The image is the stock root pushed to docker-registry on 127.0.0.1
+# (plain http, --insecure-http); the only change to the README's lines is the apt source.
+@test "apt: the README's registry tour: create --from docker://, --root apt-get install, push, create elsewhere" {
+	command -v docker-registry >/dev/null || skip "docker-registry is not installed (apt-get install docker-registry)"
+	local port reg=$T/registry
+	port=$(free_port)
+	mkdir -p "$reg/data"
+	printf 'version: 0.1\nlog: {level: warn}\nstorage: {filesystem: {rootdirectory: %s}}\nhttp: {addr: 127.0.0.1:%s}\n' \
+		"$reg/data" "$port" > "$reg/config.yml"
+	docker-registry serve "$reg/config.yml" > "$reg/log" 2>&1 &
+	echo $! > "$reg/pid"
+	local i R=127.0.0.1:$port
+	for i in $(seq 100); do
+		curl -s -o /dev/null "http://$R/v2/" && break
+		sleep 0.1
+	done
+	edr push deb "docker://$R/debian:bookworm" --insecure-http --quiet
+
+	edr create ci --from "docker://$R/debian:bookworm" --insecure-http --quiet
+	local r
+	r=$(root_of ci)
+	rm -f "$r/etc/apt/sources.list" "$r"/etc/apt/sources.list.d/*
+	echo "deb [trusted=yes] $SERVE_URL/ ./" > "$r/etc/apt/sources.list.d/edr-test.list"
+	run --separate-stderr "$EDR_BIN" run ci --root -- apt-get update
+	assert_success
+	run --separate-stderr "$EDR_BIN" run ci --root -- apt-get install -y edr-greet
+	assert_success
+	run --separate-stderr "$EDR_BIN" push ci "docker://$R/team/deb-greet:1" --insecure-http --quiet
+	assert_success
+	[[ $output == "docker://$R/team/deb-greet@sha256:"* ]] || fail "$(last_run)"
+	# The base's layer and one more.
+	run sh -c "curl -fsS -H 'Accept: application/vnd.oci.image.manifest.v1+json' http://$R/v2/team/deb-greet/manifests/1 |
+		python3 -c 'import json, sys; print(len(json.load(sys.stdin)[\"layers\"]))'"
+	assert_output 2
+
+	export XDG_DATA_HOME=$T/elsewhere/data XDG_CACHE_HOME=$T/elsewhere/cache
+	mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME"
+	edr create ci --from "docker://$R/team/deb-greet:1" --insecure-http --quiet
+	run --separate-stderr "$EDR_BIN" run ci -- edr-greet
+	assert_success
+	assert_output "hello from a package installed with --root"
+	run --separate-stderr "$EDR_BIN" run ci -- dpkg -l edr-greet
+	assert_line --regexp '^ii  edr-greet +1\.0 '
 }
