@@ -268,34 +268,26 @@ new_manifest (const struct base *b, const struct layer_blob *l, const char *conf
 {
   json_t *m;
   const char *layer_type;
-  if (b != NULL && want_oci && oci_equivalent (b->media_type) != NULL)
+  if (b != NULL)
     {
       m = json_loadb (b->manifest, b->manifest_len, 0, NULL);
       json_t *cfg = json_is_object (m) ? json_object_get (m, "config") : NULL;
       json_t *layers = json_is_object (m) ? json_object_get (m, "layers") : NULL;
       if (!json_is_object (cfg) || !json_is_array (layers))
         die ("%s: the base image's manifest has no config or layers", what);
-      to_oci (m);
-      to_oci (cfg);
-      for (size_t i = 0; i < json_array_size (layers); i++)
-        to_oci (json_array_get (layers, i));
+      bool convert = want_oci && oci_equivalent (b->media_type) != NULL;
+      if (convert)
+        {
+          to_oci (m);
+          to_oci (cfg);
+          for (size_t i = 0; i < json_array_size (layers); i++)
+            to_oci (json_array_get (layers, i));
+        }
       json_object_set_new (cfg, "digest", json_string (config_digest));
       json_object_set_new (cfg, "size", json_integer ((json_int_t) config_len));
-      *media_type = OCI_MANIFEST;
-      json_array_append_new (layers, descriptor (OCI_LAYER_GZIP, l->digest, l->size));
-    }
-  else if (b != NULL)
-    {
-      m = json_loadb (b->manifest, b->manifest_len, 0, NULL);
-      json_t *cfg = json_is_object (m) ? json_object_get (m, "config") : NULL;
-      json_t *layers = json_is_object (m) ? json_object_get (m, "layers") : NULL;
-      if (!json_is_object (cfg) || !json_is_array (layers))
-        die ("%s: the base image's manifest has no config or layers", what);
-      json_object_set_new (cfg, "digest", json_string (config_digest));
-      json_object_set_new (cfg, "size", json_integer ((json_int_t) config_len));
-      *media_type = b->media_type;
-      layer_type = strcmp (b->media_type, DOCKER_MANIFEST) == 0 ? DOCKER_LAYER_GZIP
-                                                                : OCI_LAYER_GZIP;
+      *media_type = convert ? OCI_MANIFEST : b->media_type;
+      layer_type = strcmp (*media_type, DOCKER_MANIFEST) == 0 ? DOCKER_LAYER_GZIP
+                                                              : OCI_LAYER_GZIP;
       json_array_append_new (layers, descriptor (layer_type, l->digest, l->size));
     }
   else
