@@ -341,7 +341,7 @@ pm_start() {
 	PM_RUN=$(mktemp -d /tmp/edr-pm.XXXXXX)
 	export XDG_RUNTIME_DIR=$PM_RUN/xdg
 	mkdir -p -m 700 "$XDG_RUNTIME_DIR"
-	pm info > /dev/null 2>&1 || skip "podman cannot run rootless here"
+	pm info > /dev/null 2>&1 || { rm -rf "$PM_RUN"; skip "podman cannot run rootless here"; }
 }
 pm_stop() {
 	[[ -n ${PM_RUN-} ]] || return 0
