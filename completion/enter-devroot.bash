@@ -109,7 +109,7 @@ _enter_devroot()
 		fi
 		;;
 	push)
-		# NAME, then docker://REGISTRY/REPO:TAG or oci:DIR:TAG.
+		# NAME, then docker://REGISTRY/REPO:TAG, oci:DIR:TAG or docker-archive:FILE[:REPO:TAG].
 		local words_seen=0
 		for ((i = 2; i < cword; i++)); do
 			case ${words[i]}:${words[i - 1]} in
@@ -120,7 +120,7 @@ _enter_devroot()
 		if [[ $words_seen -eq 0 ]]; then
 			COMPREPLY=($(compgen -W "$(_enter_devroot_roots)" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "docker:// oci:" -- "$cur")); compopt -o nospace 2>/dev/null
+			COMPREPLY=($(compgen -W "docker:// oci: docker-archive:" -- "$cur")); compopt -o nospace 2>/dev/null
 		fi
 		;;
 	remove) COMPREPLY=($(compgen -W "$(_enter_devroot_roots)" -- "$cur")) ;; # every word is one

@@ -206,6 +206,13 @@ complete_words() {
 	assert_output "$(printf '%s\n' "$W/dir" "$W/dotgitconfig")"
 }
 
+@test "completion: push completes the destination's three transports after the root's name" {
+	complete_words push dev d
+	assert_output "$(printf 'docker-archive:\ndocker://')"
+	complete_words push dev --cacert ca.pem o
+	assert_output oci:
+}
+
 @test "quickstart's notes: ~/.local/bin that Debian's ~/.profile adds at the next login, bash-completion missing" {
 	local notes=$BATS_TEST_DIRNAME/../../scripts/after-install-notes h=$W/home
 	mkdir -p "$h"
