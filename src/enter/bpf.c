@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 
 #include "common/util.h"
+#include "common/verbose.h"
 #include "enter/bpf.h"
 
 #define STR_(x) #x
@@ -163,4 +164,5 @@ bpf_install (struct bpf_asm *a, const char *name, const char *what)
     die ("cannot enter root '%s': %s: %s", name, what, error);
   if (prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
     die_with_error ("cannot enter root '%s': %s", name, what);
+  verbose ("installed %s (%u instructions)", what, (unsigned) prog.len);
 }

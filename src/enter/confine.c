@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "common/verbose.h"
 #include "enter/bpf.h"
 #include "enter/confine.h"
 #include "enter/syscall-table.h"
@@ -212,8 +213,11 @@ confine_root (const char *name, bool no_landlock)
       int abi = confine_landlock_abi ();
       if (abi >= 1)
         apply_landlock (name, abi);
+      verbose ("Landlock ABI %d: %s", abi > 0 ? abi : 0, confine_landlock_summary (abi));
       if (abi < EDR_LANDLOCK_ABI_SCOPES)
         warn_landlock (name, abi);
     }
+  else
+    verbose ("--no-landlock: no Landlock domain");
   apply_seccomp (name);
 }
