@@ -30,8 +30,13 @@ _enter_devroot()
 	}
 	local subcommands="create enter run list images path remove templates fetch cache export push publish doctor gitlab github-hook help"
 
+	# -v/--verbose comes before the subcommand: complete the rest as if it were not there.
+	while [[ $cword -gt 1 && ( ${words[1]} == -v || ${words[1]} == --verbose ) ]]; do
+		words=("${words[0]}" "${words[@]:2}")
+		cword=$((cword - 1))
+	done
 	if [[ $cword -eq 1 ]]; then
-		COMPREPLY=($(compgen -W "$subcommands --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "$subcommands --help --version -v --verbose" -- "$cur"))
 		return
 	fi
 

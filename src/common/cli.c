@@ -11,6 +11,7 @@
 
 #include "common/cli.h"
 #include "common/util.h"
+#include "common/verbose.h"
 
 struct command_info
 {
@@ -279,12 +280,15 @@ cli_print_help (const char *topic)
         printf ("\n%s", exit_status_help);
       return 0;
     }
-  printf ("Usage: %s SUBCOMMAND [OPTION...]\n"
+  printf ("Usage: %s [-v] SUBCOMMAND [OPTION...]\n"
           "Unpack root filesystems under your home and enter them without privileges.\n\n"
           "Subcommands:\n", PROGRAM_NAME);
   for (size_t i = 0; i < N_ELEMENTS (commands); i++)
     printf ("  %s %s\n", PROGRAM_NAME, commands[i].usage);
   printf ("  %s --help | --version\n\n", PROGRAM_NAME);
+  printf ("  -v, --verbose   (before SUBCOMMAND) print each step on stderr: the mode and why,\n"
+          "                  namespaces, mounts, host files, seccomp filters, the command;\n"
+          "                  sources, downloads, cache hits, layers, staging\n\n");
   printf ("%s\n", exit_status_help);
   printf ("Environment:\n"
           "  XDG_DATA_HOME   devroots live in $XDG_DATA_HOME/enter-devroot (default\n"
@@ -297,7 +301,8 @@ cli_print_help (const char *topic)
           "  ENTER_DEVROOT_CONNECT_TIMEOUT, ENTER_DEVROOT_LOW_SPEED_TIME  seconds before a\n"
           "                  download gives up connecting (30) or crawling below 1 KiB/s (30)\n"
           "  ENTER_DEVROOT_MAX_DOWNLOAD  bytes a download of unannounced size may reach (64 GiB)\n"
-          "  ENTER_DEVROOT_MAX_ROOT_SIZE  bytes a new root may unpack to (64G; see create)\n\n"
+          "  ENTER_DEVROOT_MAX_ROOT_SIZE  bytes a new root may unpack to (64G; see create)\n"
+          "  ENTER_DEVROOT_DEBUG  set (not 0): as -v\n\n"
           "See '%s help SUBCOMMAND' and enter-devroot(1).\n", PROGRAM_NAME);
   return 0;
 }
@@ -581,6 +586,14 @@ void
 cli_parse (int argc, char **argv, struct cli *cli)
 {
   *cli = (struct cli) { .enter.mode = ENTER_MODE_AUTO };
+  /* -v before the subcommand; the words after it are parsed as if it were not there. */
+  while (argc >= 2 && (strcmp (argv[1], "-v") == 0 || strcmp (argv[1], "--verbose") == 0))
+    {
+      verbose_enable ();
+      argc--;
+      argv++;
+    }
+  (void) verbose_on (); /* read ENTER_DEVROOT_DEBUG now, before anything replaces environ */
   if (argc < 2)
     usage_error (NULL, "usage: missing subcommand");
   const char *first = argv[1];

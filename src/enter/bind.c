@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "common/verbose.h"
 #include "enter/bind.h"
 
 #define RO_SUFFIX ":ro"
@@ -214,6 +215,7 @@ mount_one (const char *name, const struct bind *b)
         die_with_error ("cannot bind %s on %s in root '%s': cannot make it read-only",
                         b->src, b->dst, name);
     }
+  verbose ("mount %s -> %s (bind, recursive%s)", b->src, b->dst, b->ro ? ", read-only" : "");
   if (syscall (SYS_move_mount, tree, "", dst, "",
                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     die_with_error ("cannot bind %s on %s in root '%s': move_mount", b->src, b->dst, name);

@@ -1,28 +1,18 @@
-/* What both seccomp filters of enter-devroot share (confine.c against terminal injection,
- * rootemu.c for --root): the architectures they are written for and the classic-BPF
- * instructions they are made of, spelled without libseccomp (the entering program links
- * the C library only). */
+/* A small assembler for the classic-BPF programs of enter-devroot's two seccomp filters
+ * (confine.c against terminal injection, rootemu.c for --root), spelled without
+ * libseccomp (the entering program links the C library only).
+ *
+ * Classic BPF jumps go forward only, a conditional one by at most 255 instructions, and a
+ * program has at most BPF_MAXINSNS instructions. Counting offsets by hand is how filters
+ * go wrong when a rule is added; here a jump names a label, the label is bound where the
+ * code it means begins, and bpf_finish resolves every jump and refuses a program the
+ * kernel would (too long, a jump out of reach, backwards, or to a label never bound). */
 #pragma once
 
-#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#if defined(__x86_64__)
-#define EDR_AUDIT_ARCH AUDIT_ARCH_X86_64
-/* A 64-bit process can still make i386 system calls (int $0x80): both filters give them
- * the same rules as native calls, with i386's own numbers. */
-#define EDR_COMPAT_ARCH AUDIT_ARCH_I386
-#define EDR_X32_SYSCALL_BIT 0x40000000
-#elif defined(__aarch64__)
-#define EDR_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#elif defined(__i386__)
-#define EDR_AUDIT_ARCH AUDIT_ARCH_I386
-#else
-#error "bpf.h: add this architecture's AUDIT_ARCH (and check both filters' numbers)"
-#endif
 
 /* The low 32 bits of syscall argument N: ioctl's request and mknod's mode are 32-bit
  * in the kernel, whatever the caller put in the high bits. */
@@ -31,7 +21,58 @@
 #else
 #define ARG_LO(n) (offsetof (struct seccomp_data, args[n]) + sizeof (uint32_t))
 #endif
+#define SECCOMP_NR offsetof (struct seccomp_data, nr)
+#define SECCOMP_ARCH offsetof (struct seccomp_data, arch)
 
-#define LOAD(off) BPF_STMT (BPF_LD | BPF_W | BPF_ABS, (off))
-#define JEQ(k, jt, jf) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, (k), (jt), (jf))
-#define RET(v) BPF_STMT (BPF_RET | BPF_K, (v))
+/* A jump target: 0 continues with the next instruction, others come from bpf_label. */
+typedef unsigned bpf_label;
+#define BPF_NEXT 0u
+#define BPF_MAX_LABELS 64
+
+struct bpf_asm
+{
+  struct sock_filter insn[BPF_MAXINSNS];
+  /* Per instruction, the labels its true and false branches (or BPF_JA's k) still wait
+   * for; BPF_NEXT once resolved. */
+  uint8_t jt_label[BPF_MAXINSNS];
+  uint8_t jf_label[BPF_MAXINSNS];
+  size_t len;
+  /* Where each label is bound (an instruction index), or SIZE_MAX while unbound. */
+  size_t label_at[BPF_MAX_LABELS];
+  unsigned n_labels;
+  const char *error; /* the first mistake; later calls do nothing */
+};
+
+/* Start an empty program. A struct bpf_asm is ~40 KiB: keep it static, not on a stack. */
+void bpf_init (struct bpf_asm *a);
+
+/* A new, unbound label. */
+bpf_label bpf_label_new (struct bpf_asm *a);
+
+/* Bind LABEL to the next instruction emitted. */
+void bpf_bind (struct bpf_asm *a, bpf_label label);
+
+/* Load the 32-bit word at OFFSET of struct seccomp_data (SECCOMP_NR, ARG_LO (n) ...). */
+void bpf_load (struct bpf_asm *a, uint32_t offset);
+
+/* A conditional jump: compare the accumulator with K by OP (BPF_JEQ, BPF_JGE ...), go to
+ * label JT when true, JF when false. */
+void bpf_jump (struct bpf_asm *a, uint16_t op, uint32_t k, bpf_label jt, bpf_label jf);
+#define bpf_jeq(a, k, jt, jf) bpf_jump ((a), BPF_JEQ, (k), (jt), (jf))
+
+/* Go to LABEL unconditionally (any distance forward). */
+void bpf_goto (struct bpf_asm *a, bpf_label label);
+
+/* The accumulator &= K. */
+void bpf_and (struct bpf_asm *a, uint32_t k);
+
+/* Return V (SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | e ...). */
+void bpf_ret (struct bpf_asm *a, uint32_t v);
+
+/* Resolve every jump and point PROG at the program. Returns NULL, or (program unusable)
+ * a static phrase saying what is wrong with it. */
+const char *bpf_finish (struct bpf_asm *a, struct sock_fprog *prog);
+
+/* bpf_finish, then install the program as a seccomp filter of the calling process. Dies
+ * (exit 125) naming root NAME and WHAT filter when it cannot. */
+void bpf_install (struct bpf_asm *a, const char *name, const char *what);

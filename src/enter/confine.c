@@ -39,13 +39,14 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
+#include "common/verbose.h"
 #include "enter/bpf.h"
 #include "enter/confine.h"
+#include "enter/syscall-table.h"
 
 /* The uapi of Landlock ABI 6 (Linux 6.12), spelled out here: the build host's
  * <linux/landlock.h> may predate it. The kernel accepts a larger struct than it knows
@@ -163,45 +164,45 @@ apply_landlock (const char *name, int abi)
 
 /* ---- seccomp: no terminal injection ---- */
 
-#ifdef EDR_COMPAT_ARCH
-#define EDR_COMPAT_NR_IOCTL 54 /* i386's ioctl */
-#endif
-
+/* Per arch: x32 numbers (same arch, high bit set) would need their own rules: refuse them
+ * all, as a kernel without x32 does. Then ioctl's request, low 32 bits only
+ * (CVE-2019-10063). */
 static void
 apply_seccomp (const char *name)
 {
-  struct sock_filter filter[] = {
-    /* 0 */ LOAD (offsetof (struct seccomp_data, arch)),
-#ifdef EDR_COMPAT_ARCH
-    /* 1 */ JEQ (EDR_AUDIT_ARCH, 2, 0),
-    /* 2 */ JEQ (EDR_COMPAT_ARCH, 6, 0),
-    /* 3 */ RET (SECCOMP_RET_KILL_PROCESS), /* a foreign arch: no rule was written for it */
-    /* 4 */ LOAD (offsetof (struct seccomp_data, nr)),
-    /* x32 syscalls (same arch, high bit set) would need their own rules: refuse them all,
-     * as a kernel without x32 does. */
-    /* 5 */ BPF_JUMP (BPF_JMP | BPF_JGE | BPF_K, EDR_X32_SYSCALL_BIT, 0, 1),
-    /* 6 */ RET (SECCOMP_RET_ERRNO | ENOSYS),
-    /* 7 */ JEQ (__NR_ioctl, 3, 0),
-    /* 8 */ RET (SECCOMP_RET_ALLOW),
-    /* compat: */
-    /* 9 */ LOAD (offsetof (struct seccomp_data, nr)),
-    /* 10 */ JEQ (EDR_COMPAT_NR_IOCTL, 0, 3),
-#else
-    /* 1 */ JEQ (EDR_AUDIT_ARCH, 1, 0),
-    /* 2 */ RET (SECCOMP_RET_KILL_PROCESS),
-    /* 3 */ LOAD (offsetof (struct seccomp_data, nr)),
-    /* 4 */ JEQ (__NR_ioctl, 0, 3),
-#endif
-    /* the request, low 32 bits only (CVE-2019-10063) */
-    LOAD (ARG_LO (1)),
-    JEQ (TIOCSTI, 2, 0),
-    JEQ (TIOCLINUX, 1, 0),
-    RET (SECCOMP_RET_ALLOW),
-    RET (SECCOMP_RET_ERRNO | EPERM),
-  };
-  struct sock_fprog prog = { .len = sizeof filter / sizeof filter[0], .filter = filter };
-  if (prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
-    die_with_error ("cannot enter root '%s': seccomp filter", name);
+  static struct bpf_asm a;
+  bpf_init (&a);
+  bpf_label arch[MAX_SECCOMP_ARCHS];
+  for (unsigned i = 0; i < n_seccomp_archs; i++)
+    arch[i] = bpf_label_new (&a);
+  bpf_label allow = bpf_label_new (&a), eperm = bpf_label_new (&a);
+  bpf_label enosys = BPF_NEXT;
+
+  seccomp_arch_switch (&a, arch, SECCOMP_RET_KILL_PROCESS);
+  for (unsigned i = 0; i < n_seccomp_archs; i++)
+    {
+      bpf_bind (&a, arch[i]);
+      bpf_load (&a, SECCOMP_NR);
+      if (seccomp_archs[i].has_x32)
+        {
+          enosys = enosys != BPF_NEXT ? enosys : bpf_label_new (&a);
+          bpf_jump (&a, BPF_JGE, EDR_X32_SYSCALL_BIT, enosys, BPF_NEXT);
+        }
+      bpf_jeq (&a, (uint32_t) syscall_nr (EDR_SYS_ioctl, &seccomp_archs[i]), BPF_NEXT, allow);
+      bpf_load (&a, ARG_LO (1));
+      bpf_jeq (&a, TIOCSTI, eperm, BPF_NEXT);
+      bpf_jeq (&a, TIOCLINUX, eperm, allow);
+    }
+  bpf_bind (&a, allow);
+  bpf_ret (&a, SECCOMP_RET_ALLOW);
+  bpf_bind (&a, eperm);
+  bpf_ret (&a, SECCOMP_RET_ERRNO | EPERM);
+  if (enosys != BPF_NEXT)
+    {
+      bpf_bind (&a, enosys);
+      bpf_ret (&a, SECCOMP_RET_ERRNO | ENOSYS);
+    }
+  bpf_install (&a, name, "seccomp filter");
 }
 
 void
@@ -212,8 +213,11 @@ confine_root (const char *name, bool no_landlock)
       int abi = confine_landlock_abi ();
       if (abi >= 1)
         apply_landlock (name, abi);
+      verbose ("Landlock ABI %d: %s", abi > 0 ? abi : 0, confine_landlock_summary (abi));
       if (abi < EDR_LANDLOCK_ABI_SCOPES)
         warn_landlock (name, abi);
     }
+  else
+    verbose ("--no-landlock: no Landlock domain");
   apply_seccomp (name);
 }

@@ -64,6 +64,7 @@
 #include "common/account.h"
 #include "common/roots.h"
 #include "common/util.h"
+#include "common/verbose.h"
 #include "enter/bind.h"
 #include "enter/confine.h"
 #include "enter/enter.h"
@@ -88,12 +89,53 @@ extern char **environ;
  * devroot's /dev (bwrap --dev does the same): harmless ones only. */
 static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
+char *
+mount_flags_text (unsigned long flags)
+{
+  static const struct
+  {
+    unsigned long flag;
+    const char *name;
+  } names[] = {
+    { MS_REMOUNT, "remount" }, { MS_BIND, "bind" }, { MS_REC, "rec" },
+    { MS_PRIVATE, "private" }, { MS_RDONLY, "ro" }, { MS_NOSUID, "nosuid" },
+    { MS_NODEV, "nodev" }, { MS_NOEXEC, "noexec" }, { MS_RELATIME, "relatime" },
+    { MS_NOATIME, "noatime" }, { MS_NODIRATIME, "nodiratime" },
+  };
+  struct strbuf b = { 0 };
+  strbuf_append (&b, "");
+  for (size_t i = 0; i < N_ELEMENTS (names); i++)
+    if (flags & names[i].flag)
+      {
+        strbuf_append (&b, b.len > 0 ? "," : "");
+        strbuf_append (&b, names[i].name);
+        flags &= ~names[i].flag;
+      }
+  if (flags != 0)
+    {
+      cleanup_free char *rest = xasprintf ("%s%#lx", b.len > 0 ? "," : "", flags);
+      strbuf_append (&b, rest);
+    }
+  if (b.len == 0)
+    strbuf_append (&b, "none");
+  return strbuf_steal (&b);
+}
+
 int
 mount_on_fd (const char *source, int fd, const char *type, unsigned long flags,
              const char *data)
 {
   char target[64];
   snprintf (target, sizeof target, "/proc/self/fd/%d", fd);
+  if (verbose_on ())
+    {
+      char path[PATH_MAX];
+      ssize_t n = readlink (target, path, sizeof path - 1);
+      path[n > 0 ? n : 0] = '\0';
+      cleanup_free char *f = mount_flags_text (flags);
+      verbose ("mount %s -> %s (type %s, flags %s%s%s)", source != NULL ? source : "(same)",
+               path, type, f, data != NULL ? ", " : "", data != NULL ? data : "");
+    }
   return mount (source, target, type, flags, data);
 }
 
@@ -202,10 +244,22 @@ mount_dev (const char *name, const struct terminal *term)
 static enum enter_mode
 resolve_mode (enum enter_mode mode)
 {
-  if (mode != ENTER_MODE_AUTO)
-    return mode;
   cleanup_free char *v = read_first_line (SYSCTL_UNPRIVILEGED_CHROOT);
+  cleanup_free char *userns = read_first_line (SYSCTL_MAX_USER_NAMESPACES);
+  verbose ("sysctl fs.unprivileged_chroot=%s, user.max_user_namespaces=%s, euid %ld",
+           v != NULL ? v : "(absent: an unpatched kernel)", userns != NULL ? userns : "(absent)",
+           (long) geteuid ());
+  if (mode != ENTER_MODE_AUTO)
+    {
+      verbose ("mode %s: --mode %s", mode == ENTER_MODE_CHROOT ? "chroot" : "userns",
+               mode == ENTER_MODE_CHROOT ? "chroot" : "userns");
+      return mode;
+    }
   bool chroot_works = geteuid () == 0 || (v != NULL && strcmp (v, "1") == 0);
+  verbose ("mode %s: auto, %s", chroot_works ? "chroot" : "userns",
+           geteuid () == 0 ? "running as root: chroot needs no namespace"
+           : chroot_works ? "fs.unprivileged_chroot=1 lets us chroot"
+                          : "chroot needs fs.unprivileged_chroot=1: a user namespace instead");
   return chroot_works ? ENTER_MODE_CHROOT : ENTER_MODE_USERNS;
 }
 
@@ -264,6 +318,17 @@ exec_command (char **argv, char **envp)
 {
   /* execvp searches the PATH of environ: point it at the new environment so the search
    * happens inside the root with the root's PATH. */
+  if (verbose_on ())
+    {
+      struct strbuf b = { 0 };
+      for (char **a = argv; *a != NULL; a++)
+        {
+          strbuf_append (&b, a == argv ? "" : " ");
+          strbuf_append (&b, *a);
+        }
+      cleanup_free char *line = strbuf_steal (&b);
+      verbose ("exec %s", line);
+    }
   environ = envp;
   execvp (argv[0], argv);
   int errsv = errno;
@@ -293,6 +358,7 @@ run_command (const char *name, const struct enter_opts *opts)
                         ? image->workdir : home;
   if (chdir (workdir) < 0)
     die_with_error ("cannot change to working directory '%s' in root '%s'", workdir, name);
+  verbose ("working directory %s", workdir);
 
   const char *shell = acct.shell != NULL && acct.shell[0] == '/' ? acct.shell : DEFAULT_SHELL;
   struct env_user user = { .home = home, .user = acct.name, .shell = shell, .devroot = name };
@@ -341,6 +407,7 @@ start_chroot_job (const char *name, const struct enter_opts *opts)
     return pid;
   become_job_child (STDERR_FILENO + 1);
   supervise_restore_signals ();
+  verbose ("chroot mode: no namespaces; chroot into root '%s'", name);
   if (chroot (".") < 0)
     {
       cleanup_free char *why = chroot_refused_reason (errno);
@@ -371,8 +438,11 @@ build_userns_view (void *arg)
   const struct userns_view *v = arg;
   if (userns_write_identity_maps (v->uid, v->gid) < 0)
     die_userns_unavailable (v->name, errno, v->opts);
+  verbose ("uid map %ld %ld 1, gid map %ld %ld 1", (long) v->uid, (long) v->uid,
+           (long) v->gid, (long) v->gid);
   /* Our mounts must not propagate back to the caller's namespace. (The kernel ignores the
    * type of a propagation change or a bind; "none" rather than NULL keeps valgrind quiet.) */
+  verbose ("mount / private, recursively (nothing propagates back to the host)");
   if (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
     die_with_error ("cannot enter root '%s': cannot make the mounts private", v->name);
   bind_check_all (v->name, v->binds, v->n_binds);
@@ -391,6 +461,7 @@ __attribute__((noreturn)) static void
 chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined,
                  bool report_stops)
 {
+  verbose ("chroot into root '%s'", name);
   if (chroot (".") < 0)
     die_with_error ("cannot enter root '%s': chroot inside a user namespace", name);
   pidns_drop_capabilities (name);
@@ -437,6 +508,8 @@ start_userns_job (struct userns_view *view, const struct stepns *step, const cha
 
   if (step != NULL)
     stepns_join (step, name);
+  verbose (step != NULL ? "joined the Slurm step's user, mount and PID namespaces"
+                        : "new user, mount and PID namespaces (this process is their PID 1)");
   if (dup2 (status_pipe[1], STATUS_FD) < 0)
     die_with_error ("cannot enter root '%s': dup2", name);
   become_job_child (STATUS_FD + 1);
@@ -488,6 +561,7 @@ enter_devroot (const struct cli *cli)
   static char *volatile root;
   static struct meta meta; /* the same: its image fields are used until the exec */
   root = store_existing_root (name, "enter");
+  verbose ("root '%s': %s", name, root);
   if (store_read_meta (name, &meta) && meta.image.digest != NULL)
     opts_image.image = &meta.image;
   /* `enter` is the interactive shell inside, whatever the root was made from (an image's

@@ -25,6 +25,7 @@
 #include "common/helper.h"
 #include "common/roots.h"
 #include "common/util.h"
+#include "common/verbose.h"
 #include "enter/ephemeral.h"
 #include "enter/supervise.h"
 
@@ -92,7 +93,10 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
   if (e->run_lock < 0 || flock (e->run_lock, e->shared ? LOCK_SH : LOCK_EX) < 0)
     die_with_error ("run --ephemeral: cannot take the lock %s", lock);
   if (e->shared && !step_share_join (&e->paths, &e->share))
-    return; /* an earlier task of the step made it */
+    {
+      verbose ("run --ephemeral: root '%s' made by an earlier task of the step", e->name);
+      return; /* an earlier task of the step made it */
+    }
   struct stat st;
   cleanup_free char *root = paths_root (&e->paths, e->name);
   if (e->share.job_scoped && lstat (root, &st) == 0)
@@ -102,6 +106,7 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
     }
 
   cleanup_strv char **argv = create_argv (cli, e->name);
+  verbose ("run --ephemeral: creating root '%s' through %s", e->name, STORE_HELPER_NAME);
   fflush (NULL);
   pid_t pid = fork ();
   if (pid < 0)

@@ -30,6 +30,7 @@
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
+#include "common/verbose.h"
 #include "enter/enter.h"
 #include "enter/hostfiles.h"
 
@@ -184,6 +185,7 @@ refresh_one (const char *name, int etc, const struct hostfile *h, char **stamp)
             strerror (errno));
       return false;
     }
+  verbose ("copied the host's /etc/%s into root '%s'", h->name, name);
   free (*stamp);
   *stamp = fresh;
   return true;

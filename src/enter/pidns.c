@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "enter/enter.h"
 #include "enter/pidns.h"
 #include "enter/supervise.h"
 
@@ -27,9 +28,7 @@ pidns_mount_proc (const char *name)
   cleanup_fd int at = open ("proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (at < 0)
     return; /* no proc/ directory (or a symlink in its place): nothing to mount on */
-  char target[64];
-  snprintf (target, sizeof target, "/proc/self/fd/%d", at);
-  if (mount ("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+  if (mount_on_fd ("proc", at, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
     warn ("root '%s': no /proc: cannot mount a procfs on it: %s", name, strerror (errno));
 }
 

@@ -44,127 +44,53 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/rootemu-files.h"
 #include "common/util.h"
 #include "enter/bpf.h"
 #include "enter/rootemu.h"
+#include "enter/syscall-table.h"
 
-/* The identity calls: their 0 return value is the id. */
-#define FAKE_IDS_NATIVE __NR_getuid, __NR_geteuid, __NR_getgid, __NR_getegid
-
-/* The privileged calls a package manager makes: success (0), no effect. mknod is handled
- * apart, on its mode. */
-#ifdef __NR_chown
-#define NATIVE_LEGACY_CHOWN __NR_chown, __NR_lchown,
-#else
-#define NATIVE_LEGACY_CHOWN /* aarch64 has fchownat only */
-#endif
-#define FAKE_PRIV_NATIVE                                                                  \
-  NATIVE_LEGACY_CHOWN __NR_fchown, __NR_fchownat, __NR_setuid, __NR_setgid,              \
-    __NR_setreuid, __NR_setregid, __NR_setresuid, __NR_setresgid, __NR_setfsuid,          \
-    __NR_setfsgid, __NR_setgroups, __NR_capset
-
-#ifdef __NR_mknod
-#define NATIVE_NR_MKNOD __NR_mknod
-#else
-#define NATIVE_NR_MKNOD (-1) /* aarch64: mknodat only */
-#endif
-
-#ifdef EDR_COMPAT_ARCH
-/* i386's numbers (arch/x86/entry/syscalls/syscall_32.tbl): both the 16-bit-id originals
- * and the *32 calls that glibc uses. */
-static const uint32_t compat_fake[] = {
-  24, 49, 47, 50,       /* getuid geteuid getgid getegid */
-  199, 201, 200, 202,   /* getuid32 geteuid32 getgid32 getegid32 */
-  182, 95, 16, 298,     /* chown fchown lchown fchownat */
-  212, 207, 198,        /* chown32 fchown32 lchown32 */
-  23, 46, 70, 71,       /* setuid setgid setreuid setregid */
-  164, 170, 138, 139,   /* setresuid setresgid setfsuid setfsgid */
-  81,                   /* setgroups */
-  213, 214, 203, 204,   /* setuid32 setgid32 setreuid32 setregid32 */
-  208, 210, 215, 216,   /* setresuid32 setresgid32 setfsuid32 setfsgid32 */
-  206,                  /* setgroups32 */
-  185,                  /* capset */
-};
-#define COMPAT_NR_MKNOD 14
-#define COMPAT_NR_MKNODAT 297
-#endif
-
-static const uint32_t native_fake[] = { FAKE_IDS_NATIVE, FAKE_PRIV_NATIVE };
-
-#define RET_FAKE RET (SECCOMP_RET_ERRNO | 0) /* "errno 0": the call returns 0 */
-#define MAX_INSNS 256                         /* far more than the two blocks need */
-#define MAX_FAKED 64                          /* calls faked per architecture */
-
-/* A program under construction. Jumps of classic BPF go forward only, by at most 255:
- * each block is laid out so every jump lands below it. */
-struct prog
-{
-  struct sock_filter insn[MAX_INSNS];
-  size_t len;
-};
-
-static size_t
-emit (struct prog *p, struct sock_filter insn)
-{
-  if (p->len >= MAX_INSNS)
-    die ("cannot build the --root seccomp filter: more than %d instructions", MAX_INSNS);
-  p->insn[p->len] = insn;
-  return p->len++;
-}
-
-/* BPF_STMT and BPF_JUMP are initializers: make them values. */
-#define EMIT(p, insn) emit ((p), (struct sock_filter) insn)
-
-/* Point the true branch of the conditional jump at AT to the instruction TARGET. */
+/* One architecture's rules, entered with nothing loaded: fake the calls of
+ * syscall-table.h from EDR_SYS_FAKED_FIRST on (the identity calls, whose 0 return value
+ * is the id, and the privileged calls a package manager makes: success, no effect; the
+ * *32 ones are i386's, which glibc uses there) where the arch has them, fake mknod (mode
+ * in argument 1) and mknodat (argument 2) of devices, allow the rest. */
 static void
-land (struct prog *p, size_t at, size_t target)
+emit_block (struct bpf_asm *a, const struct seccomp_arch *arch)
 {
-  size_t offset = target - at - 1;
-  if (target <= at || offset > UINT8_MAX)
-    die ("cannot build the --root seccomp filter: jump out of range");
-  p->insn[at].jt = (uint8_t) offset;
-}
+  bpf_label fake = bpf_label_new (a), mknod = bpf_label_new (a),
+            mknodat = bpf_label_new (a), mode = bpf_label_new (a);
+  int32_t nr_mknod = syscall_nr (EDR_SYS_mknod, arch);
 
-/* One architecture's rules, entered with nothing loaded: fake the calls in FAKE, fake
- * mknod (mode in argument 1) and mknodat (argument 2) of devices, allow the rest.
- * A number of -1 means the architecture has no such call. */
-static void
-emit_block (struct prog *p, const uint32_t *fake, size_t n_fake, int64_t nr_mknod,
-            int64_t nr_mknodat)
-{
-  size_t to_fake[MAX_FAKED + 2]; /* the calls, then the two device types */
-  size_t n_to_fake = 0;
-  if (n_fake > MAX_FAKED)
-    die ("cannot build the --root seccomp filter: too many calls");
-
-  EMIT (p, LOAD (offsetof (struct seccomp_data, nr)));
-  for (size_t i = 0; i < n_fake; i++)
-    to_fake[n_to_fake++] = EMIT (p, JEQ (fake[i], 0, 0));
-  size_t is_mknod = nr_mknod >= 0 ? EMIT (p, JEQ ((uint32_t) nr_mknod, 0, 0)) : 0;
-  size_t is_mknodat = EMIT (p, JEQ ((uint32_t) nr_mknodat, 0, 0));
-  EMIT (p, RET (SECCOMP_RET_ALLOW));
+  bpf_load (a, SECCOMP_NR);
+  for (int call = EDR_SYS_FAKED_FIRST; call < EDR_SYS_COUNT; call++)
+    if (syscall_nr (call, arch) != NR_NONE)
+      bpf_jeq (a, (uint32_t) syscall_nr (call, arch), fake, BPF_NEXT);
+  if (nr_mknod != NR_NONE)
+    bpf_jeq (a, (uint32_t) nr_mknod, mknod, BPF_NEXT);
+  bpf_jeq (a, (uint32_t) syscall_nr (EDR_SYS_mknodat, arch), mknodat, BPF_NEXT);
+  bpf_ret (a, SECCOMP_RET_ALLOW);
 
   /* The mode, low 32 bits (the kernel's umode_t), then its file type. */
-  if (nr_mknod >= 0)
+  if (nr_mknod != NR_NONE)
     {
-      land (p, is_mknod, EMIT (p, LOAD (ARG_LO (1))));
-      EMIT (p, BPF_JUMP (BPF_JMP | BPF_JA, 1, 0, 0));
+      bpf_bind (a, mknod);
+      bpf_load (a, ARG_LO (1));
+      bpf_goto (a, mode);
     }
-  land (p, is_mknodat, EMIT (p, LOAD (ARG_LO (2))));
-  EMIT (p, BPF_STMT (BPF_ALU | BPF_AND | BPF_K, S_IFMT));
-  to_fake[n_to_fake++] = EMIT (p, JEQ (S_IFCHR, 0, 0));
-  to_fake[n_to_fake++] = EMIT (p, JEQ (S_IFBLK, 0, 0));
-  EMIT (p, RET (SECCOMP_RET_ALLOW));
+  bpf_bind (a, mknodat);
+  bpf_load (a, ARG_LO (2));
+  bpf_bind (a, mode);
+  bpf_and (a, S_IFMT);
+  bpf_jeq (a, S_IFCHR, fake, BPF_NEXT);
+  bpf_jeq (a, S_IFBLK, fake, BPF_NEXT);
+  bpf_ret (a, SECCOMP_RET_ALLOW);
 
-  size_t ret_fake = EMIT (p, RET_FAKE);
-  for (size_t i = 0; i < n_to_fake; i++)
-    land (p, to_fake[i], ret_fake);
+  bpf_bind (a, fake);
+  bpf_ret (a, SECCOMP_RET_ERRNO | 0); /* "errno 0": the call returns 0 */
 }
 
 /* Write the settings of common/rootemu-files.h that are missing, in a root whose apt or
@@ -222,26 +148,18 @@ rootemu_install (const char *name)
 {
   write_package_manager_settings (name);
 
-  static struct prog p; /* ~2 KiB: not on the stack of the entering path */
-  p.len = 0;
-
-  EMIT (&p, LOAD (offsetof (struct seccomp_data, arch)));
-  size_t is_native = EMIT (&p, JEQ (EDR_AUDIT_ARCH, 0, 0));
-#ifdef EDR_COMPAT_ARCH
-  size_t is_compat = EMIT (&p, JEQ (EDR_COMPAT_ARCH, 0, 0));
-#endif
-  EMIT (&p, RET (SECCOMP_RET_ALLOW)); /* foreign: confine.c's filter kills it */
-
-  land (&p, is_native, p.len);
-  emit_block (&p, native_fake, N_ELEMENTS (native_fake), NATIVE_NR_MKNOD, __NR_mknodat);
-#ifdef EDR_COMPAT_ARCH
-  land (&p, is_compat, p.len);
-  emit_block (&p, compat_fake, N_ELEMENTS (compat_fake), COMPAT_NR_MKNOD, COMPAT_NR_MKNODAT);
-#endif
-
-  struct sock_fprog prog = { .len = (unsigned short) p.len, .filter = p.insn };
-  if (prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
-    die_with_error ("cannot enter root '%s': the --root seccomp filter", name);
+  static struct bpf_asm a; /* ~40 KiB: not on the stack of the entering path */
+  bpf_init (&a);
+  bpf_label arch[MAX_SECCOMP_ARCHS];
+  for (unsigned i = 0; i < n_seccomp_archs; i++)
+    arch[i] = bpf_label_new (&a);
+  seccomp_arch_switch (&a, arch, SECCOMP_RET_ALLOW); /* foreign: confine.c's filter kills it */
+  for (unsigned i = 0; i < n_seccomp_archs; i++)
+    {
+      bpf_bind (&a, arch[i]);
+      emit_block (&a, &seccomp_archs[i]);
+    }
+  bpf_install (&a, name, "the --root seccomp filter");
 }
 
 /* The verbs that change a root's packages, by package-manager front end. */

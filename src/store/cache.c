@@ -13,6 +13,7 @@
 
 #include "common/meta.h"
 #include "common/util.h"
+#include "common/verbose.h"
 #include "store/cache.h"
 #include "store/catalog.h"
 #include "store/clone.h"
@@ -356,6 +357,7 @@ cache_open_verified (const struct cache *c, const char *hex)
   struct stat st;
   cleanup_free char *path = NULL;
   cleanup_fd int fd = open_cached (c, hex, &st, &path);
+  verbose ("cache %s: sha256:%s", fd >= 0 ? "hit" : "miss", hex);
   if (fd < 0)
     return -1;
   char got[SHA256_HEX_LEN + 1];
@@ -385,6 +387,7 @@ cache_read_verified (const struct cache *c, const char *hex, size_t max, size_t 
   struct stat st;
   cleanup_free char *path = NULL;
   cleanup_fd int fd = open_cached (c, hex, &st, &path);
+  verbose ("cache %s: sha256:%s", fd >= 0 ? "hit" : "miss", hex);
   if (fd < 0)
     return NULL;
   cleanup_free char *text = read_fd_all (fd, max + 1, len);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "common/verbose.h"
 #include "store/digest.h"
 #include "store/download.h"
 #include "store/interrupt.h"
@@ -684,6 +685,7 @@ transfer_once (struct transfer *t, const struct download_opts *o, struct progres
       *status = 0;
       return CURLE_OK;
     }
+  verbose ("download %s from byte %" PRIu64 " (%s)", t->url, t->offset, t->offset ? "resumed" : "new");
   if (t->offset > 0 && !o->quiet)
     fprintf (stderr, "%s: resuming %s at byte %" PRIu64 "\n", PROGRAM_NAME, t->url, t->offset);
 
@@ -764,6 +766,7 @@ download_file (const char *url, int dirfd, const char *name, const struct downlo
     }
   if (fsync (fd) < 0)
     die_with_error ("cannot write partial download %s", name);
+  verbose ("downloaded %s: %" PRIu64 " bytes, %" PRIu64 " resumed", url, t.offset + t.written, t.offset);
   sha256_final (&t.hash, hex);
   if (lseek (fd, 0, SEEK_SET) < 0)
     die_with_error ("cannot rewind %s", name);

@@ -19,6 +19,7 @@
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
+#include "common/verbose.h"
 #include "store/builtin.h"
 #include "store/export.h"
 #include "store/push.h"
@@ -141,6 +142,7 @@ create (const struct cli *cli)
                              .insecure_http = cli->insecure_http, .quiet = cli->quiet,
                              .hub_mirror = mirror };
       struct extract_opts xopts = { .max_bytes = max_size };
+      verbose ("source: the image %s%s", image, builtin != NULL ? " (a built-in template)" : "");
       oci_create (cli->name, image, &oo, &xopts);
       announce_created (cli);
       return;
@@ -155,6 +157,7 @@ create (const struct cli *cli)
       if (cli->sha256 != NULL || cli->no_verify)
         die ("create: --sha256 and --no-verify do not apply to --from DIR");
       struct extract_opts xopts = { .max_bytes = max_size };
+      verbose ("source: the directory %s", cli->from);
       create_from_tree (cli->name, cli->from, &xopts);
       announce_created (cli);
       return;
@@ -175,6 +178,7 @@ create (const struct cli *cli)
         die ("create: invalid --sha256 '%s': expected 64 hexadecimal digits", cli->sha256);
       src.expected_sha256 = xstrdup (hex);
     }
+  verbose ("source: %s (%s)", src.description, src.origin);
   /* Unpacking a large root takes a while: a bar on a terminal, as for downloads. */
   struct stat st;
   bool show = !cli->quiet && isatty (STDERR_FILENO) && fstat (src.fd, &st) == 0

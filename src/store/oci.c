@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "common/verbose.h"
 #include "store/digest.h"
 #include "store/oci-source.h"
 #include "store/store-create.h"
@@ -130,6 +131,7 @@ apply_open (struct apply *a, struct image_source *s, const struct oci_manifest *
     {
       a->layers[i].fd = -1;
       s->open_blob (s, &m->layers[i], &a->layers[i]);
+      verbose ("layer %zu/%zu: %s", i + 1, m->n_layers, a->layers[i].description);
     }
 }
 

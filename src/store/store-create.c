@@ -15,6 +15,7 @@
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
+#include "common/verbose.h"
 #include "store/clone.h"
 #include "store/digest.h"
 #include "store/image-config.h"
@@ -107,6 +108,7 @@ creation_begin (struct creation *c, const char *name)
   if (mkdtemp (c->staging) == NULL)
     die_with_error ("cannot create staging directory in %s", c->p.staging);
   cleanup_staging = c->staging;
+  verbose ("staging '%s' in %s", name, c->staging);
   set_die_cleanup (create_cleanup);
 
   c->rootfd = open (c->staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -128,6 +130,7 @@ creation_commit (struct creation *c, const struct meta *m)
         die ("cannot create '%s': it already exists (%s)", c->name, c->root);
       die_with_error ("cannot move %s into place as %s", c->staging, c->root);
     }
+  verbose ("renamed %s into place as %s", c->staging, c->root);
   /* The root is in place: the create has succeeded, whatever signal comes now. */
   interrupt_commit ();
   set_die_cleanup (NULL);

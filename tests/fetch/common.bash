@@ -144,6 +144,14 @@ $(last_run)"
 	done
 }
 
+refute_stderr_has() {
+	local n
+	for n in "$@"; do
+		[[ ${stderr-} != *"$n"* ]] || fail "stderr contains '$n'
+$(last_run)"
+	done
+}
+
 # assert_edr_error STATUS [NEEDLE...]: one line "enter-devroot: <what>: <why>" naming NEEDLEs.
 assert_edr_error() {
 	local want=$1

@@ -30,6 +30,23 @@ $(last_run)"
 	[[ $(http_count /t.tar.gz) -eq 1 ]] || fail "$(http_log)"
 }
 
+@test "fetch -v: a cache miss and the download (URL, bytes) the first time, a cache hit the second" {
+	edr_run -v fetch t --index "$IDX"
+	assert_status 0
+	assert_stderr_has "enter-devroot: cache miss: sha256:$TSHA" \
+		"enter-devroot: download $HTTP/t.tar.gz from byte 0 (new)" \
+		"enter-devroot: downloaded $HTTP/t.tar.gz: $TSIZE bytes, 0 resumed"
+	refute_stderr_has "cache hit"
+	edr_run -v fetch t --index "$IDX"
+	assert_status 0
+	assert_stderr_has "enter-devroot: cache hit: sha256:$TSHA"
+	refute_stderr_has "cache miss" "download"
+	[[ $(http_count /t.tar.gz) -eq 1 ]] || fail "$(http_log)"
+	edr_run fetch t --index "$IDX"
+	assert_status 0
+	[[ -z $stderr ]] || fail "without -v: $(last_run)"
+}
+
 @test "create --template fetches once; a second create downloads nothing" {
 	edr_run create a --template t --index "$IDX" --quiet
 	assert_status 0

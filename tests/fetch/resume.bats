@@ -70,6 +70,17 @@ partial() { echo "$(cache_dir)/partial/$TSHA"; }
 		fail "expected a whole new body for the stale range: $(http_log)"
 }
 
+@test "fetch -v says a download resumed, from which byte, and the bytes in all" {
+	index "$WWW/$D/index" t "../@drop=$CUT/t.tar.gz" "$TSHA" "$TSIZE"
+	run "$EDR_BIN" fetch t --index "$HTTP/$D/index" --quiet
+	[[ $status -eq $EDR_TOOL_EXIT ]] || fail "the first fetch was not cut: $output"
+	edr_run -v fetch t --index "$HTTP/$D/index" --quiet
+	assert_status 0
+	assert_stderr_has "enter-devroot: download $HTTP/@drop=$CUT/t.tar.gz from byte $CUT (resumed)" \
+		"enter-devroot: downloaded $HTTP/@drop=$CUT/t.tar.gz: $TSIZE bytes, $CUT resumed"
+	assert_cached "$TSHA"
+}
+
 @test "a server that answers a range request with 200 restarts the file instead of appending" {
 	index "$WWW/$D/index" t "../@drop=$CUT/@norange/t.tar.gz" "$TSHA" "$TSIZE"
 	run "$EDR_BIN" fetch t --index "$HTTP/$D/index"

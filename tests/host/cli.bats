@@ -199,6 +199,17 @@ complete_words() {
 	assert_output "$(printf 'gcc\ngolang')"
 }
 
+@test "completion: -v/--verbose before the subcommand, and the words after it as without" {
+	complete_words --verb
+	[[ $output == --verbose ]] || fail "$output"
+	complete_words -v ru
+	assert_output run
+	complete_words --verbose -v run r --ro
+	[[ $output == --root ]] || fail "$output"
+	complete_words -v create x --template m
+	assert_output minimal
+}
+
 @test "completion: --bind completes files as well as directories" {
 	mkdir -p "$W/dir"
 	: > "$W/dotgitconfig"
