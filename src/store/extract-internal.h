@@ -4,7 +4,9 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -105,6 +107,7 @@ struct extractor
   int entry_fd;            /* extract_entry_fd: the current entry's data; else -1 */
   struct path_set skipped; /* device nodes and sockets not created: their hard links follow */
   struct xattr_drops drops;
+  char *error;             /* the first error's one-line message (extract_fail) */
   /* reading */
   int fd;
   uint64_t remaining;      /* bytes the source may still give */
@@ -116,8 +119,32 @@ struct extractor
 };
 
 
-/* extract.c */
-__attribute__((noreturn, format (printf, 3, 4))) void refuse (struct extractor *x, const char *entry, const char *format, ...);
+/* The error-returning interface, for callers that must get control back after bad input
+ * (the fuzzers): each function returns 0, or -1 with extractor_error's one-line message
+ * (what extract.h's functions die() with). extractor_free releases everything, whatever
+ * failed. extract_begin, extract_archive, extract_layer, extract_finish and
+ * extract_finish_root are these plus the warnings and the die(). */
+struct extractor *extractor_new (int rootfd, const struct extract_opts *opts,
+                                 struct extract_result *result);
+/* Unpack one archive SRC into the root (extract_archive); its digest goes to HEX. */
+int extractor_unpack (struct extractor *x, struct source *src, char hex[SHA256_HEX_LEN + 1]);
+int extractor_layer (struct extractor *x, struct source *src);
+int extractor_fix_dirs (struct extractor *x);
+int extractor_fix_root (struct extractor *x);
+const char *extractor_error (const struct extractor *x);
+void extractor_free (struct extractor *x);
+
+/* Inside the extractor: every function that can fail returns -1 after one of these has
+ * recorded the message (the first one is kept), and its callers return -1 in turn.
+ * extract_fail_errno appends errno's text, as die_with_error does (so its arguments must
+ * not change errno); refuse says "DESC: refusing entry 'ENTRY': WHY". */
+__attribute__((format (printf, 3, 4))) int extract_fail_with (struct extractor *x,
+                                                              const char *error,
+                                                              const char *format, ...);
+#define extract_fail(x, ...) extract_fail_with ((x), NULL, __VA_ARGS__)
+#define extract_fail_errno(x, ...) extract_fail_with ((x), strerror (errno), __VA_ARGS__)
+__attribute__((format (printf, 3, 4))) int refuse (struct extractor *x, const char *entry,
+                                                   const char *format, ...);
 
 /* extract-read.c */
 /* libarchive's read callback: the file as it is, or for gzip and lz4 the tar inside it. */
@@ -125,7 +152,9 @@ ssize_t read_and_hash (struct archive *a, void *data, const void **buffer);
 /* Hash whatever follows the end of the archive too: the digest covers the whole file; and
  * decode the rest of a gzip member or lz4 frame libarchive did not need, so its checksum
  * is verified. */
-void drain_and_hash (struct extractor *x);
+int drain_and_hash (struct extractor *x);
+/* Ends the decoder (freeing it); -1 with *why if the stream was cut short. */
+int decoder_finish (struct decoder *d, const char **why);
 
 /* extract-walk.c */
 bool path_set_has (const struct path_set *set, const char *path);
@@ -137,24 +166,21 @@ void path_set_clear (struct path_set *set);
  * inside *copy (caller frees *copy), or -1 with errno and *bad naming the component that
  * failed. */
 int open_parent (int rootfd, struct dir_cache *cache, const char *rel, bool create, char **copy,
-             const char **leaf, const char **bad);
+                 const char **leaf, const char **bad);
 int open_parent_or_refuse (struct extractor *x, const char *entry, const char *rel, bool create,
-                       char **copy, const char **leaf);
+                           char **copy, const char **leaf);
 
-/* extract-entry.c */
-void extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e,
-                 const char *entry, const char *rel, int dfd, const char *leaf);
-/* A FIFO: mkfifoat needs no privilege. Its mode, attributes and times go through an fd
- * (opening a FIFO for reading with O_NONBLOCK never waits for a writer), checked to be
- * the FIFO just made. */
-void extract_fifo (struct extractor *x, struct archive_entry *e, const char *entry,
-              const char *rel, int dfd, const char *leaf);
-void extract_symlink (struct extractor *x, struct archive_entry *e, const char *entry,
-                 const char *rel, int dfd, const char *leaf);
-void extract_hardlink (struct extractor *x, const char *entry, const char *rel, int dfd,
-                  const char *leaf, const char *raw_target);
-void extract_directory (struct extractor *x, struct archive_entry *e, const char *entry,
-                   const char *rel, int dfd, const char *leaf);
+/* extract-entry.c: create entry ENTRY (REL, called LEAF in the directory DFD). */
+int extract_regular (struct extractor *x, struct archive *a, struct archive_entry *e,
+                     const char *entry, const char *rel, int dfd, const char *leaf);
+int extract_fifo (struct extractor *x, struct archive_entry *e, const char *entry,
+                  const char *rel, int dfd, const char *leaf);
+int extract_symlink (struct extractor *x, struct archive_entry *e, const char *entry,
+                     const char *rel, int dfd, const char *leaf);
+int extract_hardlink (struct extractor *x, const char *entry, const char *rel, int dfd,
+                      const char *leaf, const char *raw_target);
+int extract_directory (struct extractor *x, struct archive_entry *e, const char *entry,
+                       const char *rel, int dfd, const char *leaf);
 
 /* extract-meta.c */
 void entry_times (struct archive_entry *e, struct timespec times[2]);
@@ -167,18 +193,17 @@ void restore_xattrs (struct extractor *x, struct archive_entry *e, const char *e
  * first instance and reason. */
 void warn_xattr_drops (struct extractor *x);
 void xattr_drops_clear (struct xattr_drops *d);
+/* Remember directory REL's mode and time (E's) for extractor_fix_dirs. */
 void add_fixup (struct extractor *x, const char *rel, struct archive_entry *e);
-/* Deepest first; a path's fixups together, in the order of their entries. */
-int compare_fixups (const void *pa, const void *pb);
-void apply_fixup (struct extractor *x, const struct dir_fixup *f);
 
-/* extract-whiteout.c */
-/* Remove REL (LEAF in DFD), a file or a whole tree a lower layer left: the walk cache may
- * hold a directory inside it, and the directory fixups under it no longer apply. */
-void remove_lower (struct extractor *x, const char *entry, int dfd, const char *leaf, const char *rel);
+/* extract-whiteout.c: OCI layers' whiteouts, the whole interface. */
+/* 1 when REL's last component is a whiteout, else 0; -1 (refused) for one in the middle of
+ * the path (a whiteout is a marker, never a directory holding entries). */
+int is_whiteout (struct extractor *x, const char *entry, const char *rel);
 /* A whiteout entry ENTRY (REL, whose last component starts with ".wh."): apply it to what
  * the lower layers left (see the top of extract.c for the rules). */
-void apply_whiteout (struct extractor *x, const char *entry, const char *rel);
-/* Whether REL's last component is a whiteout; refuses one in the middle of the path (a
- * whiteout is a marker, never a directory holding entries). */
-bool is_whiteout (struct extractor *x, const char *entry, const char *rel);
+int apply_whiteout (struct extractor *x, const char *entry, const char *rel);
+/* Remove REL (LEAF in DFD), a file or a whole tree a lower layer left: the walk cache may
+ * hold a directory inside it, and the directory fixups under it no longer apply. */
+int remove_lower (struct extractor *x, const char *entry, int dfd, const char *leaf,
+                  const char *rel);

@@ -148,7 +148,7 @@ add_fixup (struct extractor *x, const char *rel, struct archive_entry *e)
 }
 
 /* Deepest first; a path's fixups together, in the order of their entries. */
-int
+static int
 compare_fixups (const void *pa, const void *pb)
 {
   const struct dir_fixup *a = pa, *b = pb;
@@ -160,7 +160,7 @@ compare_fixups (const void *pa, const void *pb)
   return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-void
+static int
 apply_fixup (struct extractor *x, const struct dir_fixup *f)
 {
   cleanup_fd int fd = -1;
@@ -175,13 +175,49 @@ apply_fixup (struct extractor *x, const struct dir_fixup *f)
         fd = openat (dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
   if (fd < 0)
-    die_with_error ("%s: cannot reopen directory '%s' to set its mode", x->desc, f->path);
+    return extract_fail_errno (x, "%s: cannot reopen directory '%s' to set its mode", x->desc,
+                               f->path);
   if (fchmod (fd, f->mode) < 0)
-    die_with_error ("%s: cannot set the mode of directory '%s'", x->desc, f->path);
+    return extract_fail_errno (x, "%s: cannot set the mode of directory '%s'", x->desc, f->path);
   if (f->has_mtime)
     {
       struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, f->mtime };
       if (futimens (fd, times) < 0)
-        die_with_error ("%s: cannot set the times of directory '%s'", x->desc, f->path);
+        return extract_fail_errno (x, "%s: cannot set the times of directory '%s'", x->desc,
+                                   f->path);
     }
+  return 0;
+}
+
+int
+extractor_fix_dirs (struct extractor *x)
+{
+  /* qsort's array must not be NULL, even when empty (an archive without directories). */
+  if (x->n_fixups > 0)
+    qsort (x->fixups, x->n_fixups, sizeof *x->fixups, compare_fixups);
+  for (size_t i = 0; i < x->n_fixups; i++)
+    {
+      const struct dir_fixup *f = &x->fixups[i];
+      /* Only the last entry of a path: the directory as the tar (or the top layer) left
+       * it. Applied twice, the first could make it unreadable to the second's reopen. */
+      bool superseded = i + 1 < x->n_fixups && strcmp (x->fixups[i + 1].path, f->path) == 0;
+      if (f->path[0] != '\0' && !f->removed && !superseded && apply_fixup (x, f) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
+extractor_fix_root (struct extractor *x)
+{
+  /* Sorted deepest first, so the root's entries come last; the last one wins. */
+  const struct dir_fixup *root = NULL;
+  for (size_t i = 0; i < x->n_fixups; i++)
+    if (x->fixups[i].path[0] == '\0')
+      root = &x->fixups[i];
+  if (root != NULL)
+    return apply_fixup (x, root);
+  if (fchmod (x->rootfd, ROOT_DEFAULT_MODE) < 0)
+    return extract_fail_errno (x, "cannot set the mode of the new root");
+  return 0;
 }

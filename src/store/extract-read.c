@@ -71,7 +71,7 @@ decoder_over (const struct decoder *d)
 }
 
 /* -1 with *why if the stream was cut short; the decoder is then done with. */
-static int
+int
 decoder_finish (struct decoder *d, const char **why)
 {
   int r = 0;
@@ -171,7 +171,7 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
 /* Hash whatever follows the end of the archive too: the digest covers the whole file; and
  * decode the rest of a gzip member or lz4 frame libarchive did not need, so its checksum
  * is verified. */
-void
+int
 drain_and_hash (struct extractor *x)
 {
   const char *why;
@@ -182,19 +182,21 @@ drain_and_hash (struct extractor *x)
           const unsigned char *out;
           ssize_t m = decoder_output (&x->dec, &out, &why);
           if (m < 0)
-            die ("%s: corrupt %s stream: %s", x->desc, decoder_name (&x->dec), why);
+            return extract_fail (x, "%s: corrupt %s stream: %s", x->desc,
+                                 decoder_name (&x->dec), why);
           if (m > 0)
             continue;
         }
       ssize_t n = read_raw (x);
       if (n < 0)
-        die_with_error ("%s: read error", x->desc);
+        return extract_fail_errno (x, "%s: read error", x->desc);
       if (n == 0)
         break;
       decoder_input (&x->dec, x->buf, (size_t) n);
     }
   if (decoder_finish (&x->dec, &why) < 0)
-    die ("%s: %s", x->desc, why);
+    return extract_fail (x, "%s: %s", x->desc, why);
+  return 0;
 }
 
 struct archive *

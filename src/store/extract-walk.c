@@ -251,6 +251,8 @@ canonical_path (const char *link, const char *target)
   return out;
 }
 
+/* open_parent for entry ENTRY, or -1 with the reason it is refused (which names the
+ * symlink in the way and what to do about it). */
 int
 open_parent_or_refuse (struct extractor *x, const char *entry, const char *rel, bool create,
                        char **copy, const char **leaf)
@@ -265,13 +267,14 @@ open_parent_or_refuse (struct extractor *x, const char *entry, const char *rel, 
       cleanup_free char *target = symlink_target (x, *copy);
       cleanup_free char *canonical = target != NULL ? canonical_path (*copy, target) : NULL;
       if (canonical != NULL)
-        refuse (x, entry, "its path goes through '%s', a symlink to '%s', and symlinks are never "
-                "followed: repack the archive with canonical paths ('%s/...' rather than "
-                "'%s/...')", *copy, target, canonical, *copy);
+        return refuse (x, entry, "its path goes through '%s', a symlink to '%s', and symlinks "
+                       "are never followed: repack the archive with canonical paths ('%s/...' "
+                       "rather than '%s/...')", *copy, target, canonical, *copy);
       if (target != NULL)
-        refuse (x, entry, "its path goes through '%s', a symlink to '%s', and symlinks are never "
-                "followed: repack the archive with the paths it points to", *copy, target);
-      refuse (x, entry, "its path goes through '%s', which is not a directory", bad);
+        return refuse (x, entry, "its path goes through '%s', a symlink to '%s', and symlinks "
+                       "are never followed: repack the archive with the paths it points to",
+                       *copy, target);
+      return refuse (x, entry, "its path goes through '%s', which is not a directory", bad);
     }
-  refuse (x, entry, "cannot open directory '%s': %s", bad, strerror (errno));
+  return refuse (x, entry, "cannot open directory '%s': %s", bad, strerror (errno));
 }

@@ -27,7 +27,7 @@
 
 /* Remove REL (LEAF in DFD), a file or a whole tree a lower layer left: the walk cache may
  * hold a directory inside it, and the directory fixups under it no longer apply. */
-void
+int
 remove_lower (struct extractor *x, const char *entry, int dfd, const char *leaf, const char *rel)
 {
   if (x->cache.fd >= 0)
@@ -35,93 +35,110 @@ remove_lower (struct extractor *x, const char *entry, int dfd, const char *leaf,
   free (x->cache.path);
   x->cache = (struct dir_cache) { .path = NULL, .fd = -1 };
   if (rm_rf_at (dfd, leaf) < 0)
-    refuse (x, entry, "cannot remove '%s': %s", rel, strerror (errno));
+    return refuse (x, entry, "cannot remove '%s': %s", rel, strerror (errno));
   size_t len = strlen (rel);
   for (size_t i = 0; i < x->n_fixups; i++)
     if (strncmp (x->fixups[i].path, rel, len) == 0
         && (x->fixups[i].path[len] == '\0' || x->fixups[i].path[len] == '/'))
       x->fixups[i].removed = true;
+  return 0;
 }
 
-/* Opaque directory DFD (REL): remove every entry no file of the current layer created,
- * and recurse into the directories it did create, which may hold lower-layer entries. */
-static void
-clear_opaque (struct extractor *x, const char *entry, int dfd, const char *rel)
+/* The names in directory DFD (REL) but "." and "..", NULL-terminated (caller frees). */
+static char **
+list_names (struct extractor *x, const char *entry, int dfd, const char *rel)
 {
   cleanup_fd int scan = dup (dfd);
   DIR *d = scan >= 0 ? fdopendir (scan) : NULL;
   if (d == NULL)
-    refuse (x, entry, "cannot read directory '%s': %s", rel, strerror (errno));
+    {
+      refuse (x, entry, "cannot read directory '%s': %s", rel, strerror (errno));
+      return NULL;
+    }
   scan = -1; /* owned by d now */
-  /* The names first: removing while reading a directory may skip entries. */
-  char **names = NULL;
+  char **names = xcalloc (1, sizeof *names);
   size_t n = 0;
   struct dirent *de;
   while ((errno = 0, de = readdir (d)) != NULL)
     if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
       {
-        names = xrealloc (names, (n + 1) * sizeof *names);
+        names = xrealloc (names, (n + 2) * sizeof *names);
         names[n++] = xstrdup (de->d_name);
+        names[n] = NULL;
       }
-  if (errno != 0)
-    refuse (x, entry, "cannot read directory '%s': %s", rel, strerror (errno));
+  int errsv = errno;
   closedir (d);
-  for (size_t i = 0; i < n; i++)
+  if (errsv != 0)
+    {
+      strv_free (names);
+      refuse (x, entry, "cannot read directory '%s': %s", rel, strerror (errsv));
+      return NULL;
+    }
+  return names;
+}
+
+/* Opaque directory DFD (REL): remove every entry no file of the current layer created,
+ * and recurse into the directories it did create, which may hold lower-layer entries. */
+static int
+clear_opaque (struct extractor *x, const char *entry, int dfd, const char *rel)
+{
+  /* The names first: removing while reading a directory may skip entries. */
+  cleanup_strv char **names = list_names (x, entry, dfd, rel);
+  if (names == NULL)
+    return -1;
+  for (size_t i = 0; names[i] != NULL; i++)
     {
       cleanup_free char *child = rel[0] != '\0' ? xasprintf ("%s/%s", rel, names[i])
                                                  : xstrdup (names[i]);
       if (!path_set_has (&x->upper, child))
-        remove_lower (x, entry, dfd, names[i], child);
-      else
         {
-          cleanup_fd int sub = openat (dfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW
-                                                      | O_CLOEXEC);
-          if (sub >= 0)
-            clear_opaque (x, entry, sub, child);
+          if (remove_lower (x, entry, dfd, names[i], child) < 0)
+            return -1;
+          continue;
         }
-      free (names[i]);
+      cleanup_fd int sub = openat (dfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW
+                                                  | O_CLOEXEC);
+      if (sub >= 0 && clear_opaque (x, entry, sub, child) < 0)
+        return -1;
     }
-  free (names);
+  return 0;
 }
 
 /* A whiteout entry ENTRY (REL, whose last component starts with ".wh."): apply it to what
  * the lower layers left (see the top of extract.c for the rules). */
-void
+int
 apply_whiteout (struct extractor *x, const char *entry, const char *rel)
 {
   cleanup_free char *copy = NULL;
   const char *leaf, *bad = NULL;
   cleanup_fd int dfd = open_parent (x->rootfd, NULL, rel, false, &copy, &leaf, &bad);
   if (dfd < 0 && errno == ENOENT)
-    return; /* no such directory: nothing to remove */
+    return 0; /* no such directory: nothing to remove */
   if (dfd < 0 && (errno == ELOOP || errno == ENOTDIR))
-    refuse (x, entry, "whiteout through '%s', which is a symlink or not a directory", bad);
+    return refuse (x, entry, "whiteout through '%s', which is a symlink or not a directory", bad);
   if (dfd < 0)
-    refuse (x, entry, "cannot open directory '%s': %s", bad, strerror (errno));
+    return refuse (x, entry, "cannot open directory '%s': %s", bad, strerror (errno));
   size_t parent_len = (size_t) (leaf - copy);
   cleanup_free char *parent = xasprintf ("%.*s", parent_len > 0 ? (int) parent_len - 1 : 0,
                                          copy);
   if (strcmp (leaf, WHITEOUT_OPAQUE) == 0)
-    {
-      clear_opaque (x, entry, dfd, parent);
-      return;
-    }
+    return clear_opaque (x, entry, dfd, parent);
   if (str_has_prefix (leaf, WHITEOUT_META_PREFIX))
-    refuse (x, entry, "unsupported whiteout type (aufs metadata)");
+    return refuse (x, entry, "unsupported whiteout type (aufs metadata)");
   const char *victim = leaf + strlen (WHITEOUT_PREFIX);
   if (victim[0] == '\0' || strcmp (victim, ".") == 0 || strcmp (victim, "..") == 0)
-    refuse (x, entry, "whiteout of '%s'", victim[0] == '\0' ? "nothing" : victim);
+    return refuse (x, entry, "whiteout of '%s'", victim[0] == '\0' ? "nothing" : victim);
   cleanup_free char *target = parent[0] != '\0' ? xasprintf ("%s/%s", parent, victim)
                                                 : xstrdup (victim);
   struct stat st;
   if (path_set_has (&x->upper, target) || fstatat (dfd, victim, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return; /* created by this layer (kept), or nothing there */
-  remove_lower (x, entry, dfd, victim, target);
+    return 0; /* created by this layer (kept), or nothing there */
+  return remove_lower (x, entry, dfd, victim, target);
 }
 
-/* Whether REL's last component is a whiteout; refuses one in the middle of the path (a
- * whiteout is a marker, never a directory holding entries). */
-bool
+/* 1 when REL's last component is a whiteout, else 0; -1 (refused) for one in the middle of
+ * the path (a whiteout is a marker, never a directory holding entries). */
+int
 is_whiteout (struct extractor *x, const char *entry, const char *rel)
 {
   for (const char *p = rel;; p++)
@@ -130,11 +147,11 @@ is_whiteout (struct extractor *x, const char *entry, const char *rel)
       if (!str_has_prefix (p, WHITEOUT_PREFIX))
         ; /* not this component */
       else if (slash == NULL)
-        return true;
+        return 1;
       else
-        refuse (x, entry, "a path through a whiteout name");
+        return refuse (x, entry, "a path through a whiteout name");
       if (slash == NULL)
-        return false;
+        return 0;
       p = slash;
     }
 }

@@ -83,38 +83,83 @@
 #include "store/gunzip.h"
 #include "store/interrupt.h"
 
-__attribute__((noreturn, format (printf, 3, 4))) void
+/* Errors on the untrusted-input path are returned, not die()d: the message goes to x->error
+ * and -1 up to the public entry points below, which die() with it (so the CLI says the same
+ * one line), while the fuzzers call the error-returning functions and free everything. */
+int
+extract_fail_with (struct extractor *x, const char *error, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  cleanup_free char *message = xvasprintf (format, args);
+  va_end (args);
+  /* The first error is the one to report: the rest follows from it. */
+  if (x->error == NULL)
+    x->error = error != NULL ? xasprintf ("%s: %s", message, error) : xstrdup (message);
+  return -1;
+}
+
+int
 refuse (struct extractor *x, const char *entry, const char *format, ...)
 {
   va_list args;
   va_start (args, format);
   cleanup_free char *why = xvasprintf (format, args);
   va_end (args);
-  die ("%s: refusing entry '%s': %s", x->desc, entry, why);
+  return extract_fail (x, "%s: refusing entry '%s': %s", x->desc, entry, why);
 }
 
+const char *
+extractor_error (const struct extractor *x)
+{
+  return x->error;
+}
+
+/* The public entry points' end of an error: the one line, then die()'s cleanups. */
 static void
+die_on_error (struct extractor *x, int r)
+{
+  if (r < 0)
+    die ("%s", x->error);
+}
+
+/* This layer's own from now on: REL and its parents (an opaque whiteout must keep a
+ * directory this layer wrote into). */
+static void
+mark_upper (struct extractor *x, char *rel)
+{
+  for (char *slash = strchr (rel, '/'); slash != NULL; slash = strchr (slash + 1, '/'))
+    {
+      *slash = '\0';
+      path_set_add (&x->upper, rel);
+      *slash = '/';
+    }
+  path_set_add (&x->upper, rel);
+}
+
+static int
 extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
 {
   const char *entry = archive_entry_pathname (e);
   if (entry == NULL)
-    die ("%s: refusing an entry without a usable name", x->desc);
+    return extract_fail (x, "%s: refusing an entry without a usable name", x->desc);
 
   cleanup_free char *rel = NULL;
   const char *why;
   bool absolute;
   if (archive_path_normalize (entry, &rel, &absolute, &why) < 0)
-    refuse (x, entry, "%s", why);
+    return refuse (x, entry, "%s", why);
   if (absolute && !x->warned_absolute)
     {
       warn ("%s: removing leading '/' from member names", x->desc);
       x->warned_absolute = true;
     }
 
-  if (x->layer && is_whiteout (x, entry, rel))
+  if (x->layer)
     {
-      apply_whiteout (x, entry, rel);
-      return;
+      int whiteout = is_whiteout (x, entry, rel);
+      if (whiteout != 0)
+        return whiteout < 0 ? -1 : apply_whiteout (x, entry, rel);
     }
   const char *hardlink = archive_entry_hardlink (e);
   mode_t type = archive_entry_filetype (e);
@@ -123,9 +168,9 @@ extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
     {
       /* "./" itself: only a directory may describe the root (umoci CVE-2021-29136). */
       if (hardlink != NULL || type != AE_IFDIR)
-        refuse (x, entry, "it would replace the root directory");
+        return refuse (x, entry, "it would replace the root directory");
       add_fixup (x, rel, e);
-      return;
+      return 0;
     }
 
   if (hardlink == NULL && type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK
@@ -135,36 +180,32 @@ extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
        * create; counted and reported once, and remembered for the hard links to them. */
       x->result->skipped_special++;
       path_set_add (&x->skipped, rel);
-      return;
+      return 0;
     }
 
   cleanup_free char *copy = NULL;
   const char *leaf;
   cleanup_fd int dfd = open_parent_or_refuse (x, entry, rel, true, &copy, &leaf);
+  if (dfd < 0)
+    return -1;
 
+  int r;
   if (hardlink != NULL)
-    extract_hardlink (x, entry, rel, dfd, leaf, hardlink);
+    r = extract_hardlink (x, entry, rel, dfd, leaf, hardlink);
   else if (type == AE_IFREG)
-    extract_regular (x, a, e, entry, rel, dfd, leaf);
+    r = extract_regular (x, a, e, entry, rel, dfd, leaf);
   else if (type == AE_IFLNK)
-    extract_symlink (x, e, entry, rel, dfd, leaf);
+    r = extract_symlink (x, e, entry, rel, dfd, leaf);
   else if (type == AE_IFIFO)
-    extract_fifo (x, e, entry, rel, dfd, leaf);
+    r = extract_fifo (x, e, entry, rel, dfd, leaf);
   else
-    extract_directory (x, e, entry, rel, dfd, leaf);
-
+    r = extract_directory (x, e, entry, rel, dfd, leaf);
+  if (r < 0)
+    return -1;
+  /* Once it is there (it may replace a lower layer's entry), this layer's own. */
   if (x->layer)
-    {
-      /* Once it is there (it may replace a lower layer's entry), this layer's own; its
-       * parents too: an opaque whiteout must keep a directory this layer wrote into. */
-      for (char *slash = strchr (rel, '/'); slash != NULL; slash = strchr (slash + 1, '/'))
-        {
-          *slash = '\0';
-          path_set_add (&x->upper, rel);
-          *slash = '/';
-        }
-      path_set_add (&x->upper, rel);
-    }
+    mark_upper (x, rel);
+  return 0;
 }
 
 void
@@ -172,12 +213,13 @@ extract_entry_fd (struct extractor *x, const char *desc, struct archive_entry *e
 {
   x->desc = desc;
   x->entry_fd = fd;
-  extract_entry (x, NULL, e);
+  int r = extract_entry (x, NULL, e);
   x->entry_fd = -1;
+  die_on_error (x, r);
 }
 
 struct extractor *
-extract_begin (int rootfd, const struct extract_opts *opts, struct extract_result *result)
+extractor_new (int rootfd, const struct extract_opts *opts, struct extract_result *result)
 {
   /* A file-size limit (RLIMIT_FSIZE) must end in one error line and a
    * cleaned-up staging directory, not in SIGXFSZ killing us mid-write:
@@ -195,9 +237,35 @@ extract_begin (int rootfd, const struct extract_opts *opts, struct extract_resul
   return x;
 }
 
-/* Unpack one archive SRC into the extractor's root; its digest goes to HEX. */
-static void
-unpack_one (struct extractor *x, struct source *src, char hex[SHA256_HEX_LEN + 1])
+struct extractor *
+extract_begin (int rootfd, const struct extract_opts *opts, struct extract_result *result)
+{
+  return extractor_new (rootfd, opts, result);
+}
+
+/* Every entry of the archive A opened on the extractor's source; *ENTRIES counts them. */
+static int
+extract_entries (struct extractor *x, struct archive *a, unsigned long *entries)
+{
+  if (archive_read_open (a, x, NULL, read_and_hash, NULL) != ARCHIVE_OK)
+    return extract_fail (x, "%s: %s", x->desc, archive_why (a));
+  struct archive_entry *e;
+  int r;
+  while ((r = archive_read_next_header (a, &e)) != ARCHIVE_EOF && r >= ARCHIVE_WARN)
+    {
+      if (extract_entry (x, a, e) < 0)
+        return -1;
+      (*entries)++;
+    }
+  if (r != ARCHIVE_EOF)
+    return extract_fail (x, "%s: %s", x->desc, archive_why (a));
+  if (archive_read_close (a) != ARCHIVE_OK)
+    return extract_fail (x, "%s: %s", x->desc, archive_why (a));
+  return 0;
+}
+
+int
+extractor_unpack (struct extractor *x, struct source *src, char hex[SHA256_HEX_LEN + 1])
 {
   x->desc = src->description;
   x->fd = src->fd;
@@ -207,32 +275,25 @@ unpack_one (struct extractor *x, struct source *src, char hex[SHA256_HEX_LEN + 1
   sha256_init (&x->hash);
 
   struct archive *a = extract_tar_reader ();
-  if (archive_read_open (a, x, NULL, read_and_hash, NULL) != ARCHIVE_OK)
-    die ("%s: %s", x->desc, archive_why (a));
-
   unsigned long entries = 0;
-  for (;;)
-    {
-      struct archive_entry *e;
-      int r = archive_read_next_header (a, &e);
-      if (r == ARCHIVE_EOF)
-        break;
-      if (r < ARCHIVE_WARN)
-        die ("%s: %s", x->desc, archive_why (a));
-      extract_entry (x, a, e);
-      entries++;
-    }
-  if (archive_read_close (a) != ARCHIVE_OK)
-    die ("%s: %s", x->desc, archive_why (a));
+  int r = extract_entries (x, a, &entries);
   archive_read_free (a);
   /* An image layer may be empty (a tar of nothing but its end blocks); a root may not. */
-  if (entries == 0 && !x->layer)
-    die ("%s: the archive is empty", x->desc);
-
-  drain_and_hash (x);
+  if (r == 0 && entries == 0 && !x->layer)
+    r = extract_fail (x, "%s: the archive is empty", x->desc);
+  if (r == 0)
+    r = drain_and_hash (x);
+  if (r < 0)
+    {
+      const char *why;
+      (void) decoder_finish (&x->dec, &why); /* frees the decoder an error left */
+      return -1;
+    }
   sha256_final (&x->hash, hex);
   if (src->expected_sha256 != NULL && strcmp (src->expected_sha256, hex) != 0)
-    die ("%s: SHA-256 mismatch: expected %s, got %s", x->desc, src->expected_sha256, hex);
+    return extract_fail (x, "%s: SHA-256 mismatch: expected %s, got %s", x->desc,
+                         src->expected_sha256, hex);
+  return 0;
 }
 
 static void
@@ -257,24 +318,31 @@ struct extractor *
 extract_archive (int rootfd, struct source *src, const struct extract_opts *opts,
                  struct extract_result *result)
 {
-  struct extractor *x = extract_begin (rootfd, opts, result);
-  unpack_one (x, src, result->sha256);
+  struct extractor *x = extractor_new (rootfd, opts, result);
+  die_on_error (x, extractor_unpack (x, src, result->sha256));
   warn_skipped (x, result->skipped_special, result->skipped_self_links);
   return x;
+}
+
+int
+extractor_layer (struct extractor *x, struct source *src)
+{
+  if (src->expected_sha256 == NULL)
+    return extract_fail (x, "%s: an image layer needs its digest", src->description);
+  x->layer = true;
+  path_set_clear (&x->upper);
+  char hex[SHA256_HEX_LEN + 1];
+  int r = extractor_unpack (x, src, hex);
+  path_set_clear (&x->upper);
+  return r;
 }
 
 void
 extract_layer (struct extractor *x, struct source *src)
 {
-  if (src->expected_sha256 == NULL)
-    die ("%s: an image layer needs its digest", src->description);
-  x->layer = true;
-  path_set_clear (&x->upper);
   unsigned long skipped_before = x->result->skipped_special;
   unsigned long self_links_before = x->result->skipped_self_links;
-  char hex[SHA256_HEX_LEN + 1];
-  unpack_one (x, src, hex);
-  path_set_clear (&x->upper);
+  die_on_error (x, extractor_layer (x, src));
   warn_skipped (x, x->result->skipped_special - skipped_before,
                 x->result->skipped_self_links - self_links_before);
 }
@@ -282,42 +350,30 @@ extract_layer (struct extractor *x, struct source *src)
 void
 extract_finish (struct extractor *x)
 {
-  /* qsort's array must not be NULL, even when empty (an archive without directories). */
-  if (x->n_fixups > 0)
-    qsort (x->fixups, x->n_fixups, sizeof *x->fixups, compare_fixups);
-  for (size_t i = 0; i < x->n_fixups; i++)
-    {
-      const struct dir_fixup *f = &x->fixups[i];
-      /* Only the last entry of a path: the directory as the tar (or the top layer) left
-       * it. Applied twice, the first could make it unreadable to the second's reopen. */
-      bool superseded = i + 1 < x->n_fixups && strcmp (x->fixups[i + 1].path, f->path) == 0;
-      if (f->path[0] != '\0' && !f->removed && !superseded)
-        apply_fixup (x, f);
-    }
+  die_on_error (x, extractor_fix_dirs (x));
   warn_xattr_drops (x);
 }
 
 void
 extract_finish_root (struct extractor *x)
 {
-  /* Sorted deepest first, so the root's entries come last; the last one wins. */
-  const struct dir_fixup *root = NULL;
-  for (size_t i = 0; i < x->n_fixups; i++)
-    if (x->fixups[i].path[0] == '\0')
-      root = &x->fixups[i];
-  if (root != NULL)
-    apply_fixup (x, root);
-  else if (fchmod (x->rootfd, ROOT_DEFAULT_MODE) < 0)
-    die_with_error ("cannot set the mode of the new root");
+  die_on_error (x, extractor_fix_root (x));
+  extractor_free (x);
+}
+
+void
+extractor_free (struct extractor *x)
+{
   for (size_t i = 0; i < x->n_fixups; i++)
     free (x->fixups[i].path);
   free (x->fixups);
   if (x->cache.fd >= 0)
     close (x->cache.fd);
   free (x->cache.path);
-  sha256_free (&x->hash); /* after sha256_final, a no-op; after a die(), the context */
+  sha256_free (&x->hash); /* after sha256_final, a no-op; after an error, the context */
   path_set_clear (&x->upper);
   path_set_clear (&x->skipped);
   xattr_drops_clear (&x->drops);
+  free (x->error);
   free (x);
 }
