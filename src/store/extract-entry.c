@@ -3,28 +3,17 @@
  * symlink (the rules are at the top of extract.c). */
 #include <archive.h>
 #include <archive_entry.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <linux/fs.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
-#include "common/roots.h"
 #include "common/util.h"
-#include "store/digest.h"
-#include "store/extract.h"
 #include "store/extract-internal.h"
-#include "store/gunzip.h"
-#include "store/interrupt.h"
 
 /* Make room for a non-directory REL called LEAF: remove an earlier non-directory of that
  * name (never following it); refuse to replace a directory, unless a lower layer left it. */

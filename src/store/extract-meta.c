@@ -1,29 +1,16 @@
 /* What an entry carries besides its data: times, extended attributes (the rules are at the
  * top of extract.c) and the directory modes and times applied at the end, deepest first. */
-#include <archive.h>
 #include <archive_entry.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/fs.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
-#include <unistd.h>
 
-#include "common/roots.h"
 #include "common/util.h"
-#include "store/digest.h"
-#include "store/extract.h"
 #include "store/extract-internal.h"
-#include "store/gunzip.h"
-#include "store/interrupt.h"
 
 void
 entry_times (struct archive_entry *e, struct timespec times[2])

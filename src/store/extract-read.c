@@ -2,28 +2,12 @@
  * with gzip and lz4 decoded here by zlib and liblz4 (which verify the checksums libarchive
  * skips: gunzip.h, unlz4.h) and every other filter of the tar family left to libarchive. */
 #include <archive.h>
-#include <archive_entry.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <linux/fs.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <sys/xattr.h>
+#include <stdbool.h>
 #include <unistd.h>
 
-#include "common/roots.h"
 #include "common/util.h"
-#include "store/digest.h"
-#include "store/extract.h"
 #include "store/extract-internal.h"
-#include "store/gunzip.h"
 #include "store/interrupt.h"
 
 static void

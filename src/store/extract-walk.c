@@ -2,30 +2,19 @@
  * extraction remembers, and open_parent, which reaches an entry's directory from the root
  * one component at a time with openat(O_DIRECTORY|O_NOFOLLOW) (the rules are at the top
  * of extract.c). */
-#include <archive.h>
-#include <archive_entry.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
-#include "common/roots.h"
 #include "common/util.h"
-#include "store/digest.h"
-#include "store/extract.h"
 #include "store/extract-internal.h"
-#include "store/gunzip.h"
-#include "store/interrupt.h"
+
 int
 archive_path_normalize (const char *in, char **out, bool *was_absolute, const char **why)
 {

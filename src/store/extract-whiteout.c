@@ -1,29 +1,16 @@
 /* OCI image-layer whiteouts (image-spec layer.md): ".wh.NAME" and ".wh..wh..opq" remove
  * what the lower layers left; the rules are at the top of extract.c. */
-#include <archive.h>
-#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/fs.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "common/roots.h"
 #include "common/util.h"
-#include "store/digest.h"
-#include "store/extract.h"
 #include "store/extract-internal.h"
-#include "store/gunzip.h"
-#include "store/interrupt.h"
 
 /* Remove REL (LEAF in DFD), a file or a whole tree a lower layer left: the walk cache may
  * hold a directory inside it, and the directory fixups under it no longer apply. */

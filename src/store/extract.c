@@ -60,28 +60,16 @@
  */
 #include <archive.h>
 #include <archive_entry.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <linux/fs.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
-#include "common/roots.h"
 #include "common/util.h"
-#include "store/digest.h"
-#include "store/extract.h"
 #include "store/extract-internal.h"
-#include "store/gunzip.h"
-#include "store/interrupt.h"
 
 /* Errors on the untrusted-input path are returned, not die()d: the message goes to x->error
  * and -1 up to the public entry points below, which die() with it (so the CLI says the same
