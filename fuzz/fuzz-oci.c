@@ -59,9 +59,10 @@ read_document (int which, const char *text, size_t len)
   switch (which)
     {
     case 0:
+    case 1:
       {
-        enum oci_document_kind kind;
-        if (oci_try_document_kind (text, len, NULL, what, &kind, &error) < 0)
+        enum oci_document_kind kind = OCI_DOC_INDEX;
+        if (which == 0 && oci_try_document_kind (text, len, NULL, what, &kind, &error) < 0)
           {
             refused (error);
             return;
@@ -69,7 +70,8 @@ read_document (int which, const char *text, size_t len)
         assert (kind == OCI_DOC_INDEX || kind == OCI_DOC_MANIFEST);
         if (kind != OCI_DOC_INDEX)
           return;
-        if (oci_try_index_select (text, len, what, NULL, &amd64, &d, &error) < 0)
+        if (oci_try_index_select (text, len, what, which == 0 ? NULL : "a", &amd64, &d,
+                                  &error) < 0)
           {
             refused (error);
             return;
@@ -78,15 +80,6 @@ read_document (int which, const char *text, size_t len)
         oci_descriptor_clear (&d);
         return;
       }
-    case 1:
-      if (oci_try_index_select (text, len, what, "a", &amd64, &d, &error) < 0)
-        {
-          refused (error);
-          return;
-        }
-      check_descriptor (&d);
-      oci_descriptor_clear (&d);
-      return;
     case 2:
       {
         struct oci_manifest m;

@@ -143,8 +143,8 @@ __attribute__((format (printf, 3, 4))) int extract_fail_with (struct extractor *
                                                               const char *format, ...);
 #define extract_fail(x, ...) extract_fail_with ((x), NULL, __VA_ARGS__)
 #define extract_fail_errno(x, ...) extract_fail_with ((x), strerror (errno), __VA_ARGS__)
-__attribute__((format (printf, 3, 4))) int refuse (struct extractor *x, const char *entry,
-                                                   const char *format, ...);
+#define refuse(x, entry, format, ...) \
+  extract_fail ((x), "%s: refusing entry '%s': " format, (x)->desc, (entry), ##__VA_ARGS__)
 
 /* extract-read.c */
 /* libarchive's read callback: the file as it is, or for gzip and lz4 the tar inside it. */

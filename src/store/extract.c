@@ -87,16 +87,6 @@ extract_fail_with (struct extractor *x, const char *error, const char *format, .
   return -1;
 }
 
-int
-refuse (struct extractor *x, const char *entry, const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  cleanup_free char *why = xvasprintf (format, args);
-  va_end (args);
-  return extract_fail (x, "%s: refusing entry '%s': %s", x->desc, entry, why);
-}
-
 const char *
 extractor_error (const struct extractor *x)
 {

@@ -260,15 +260,26 @@ entry_ref_name (json_t *entry, const char *what, const char **name, char **error
   return json_is_object (ann) ? get_string (ann, REF_NAME_ANNOTATION, what, name, error) : 0;
 }
 
+/* Index TEXT into *ROOT and its "manifests" array into *LIST (owned by *ROOT). */
+static int
+load_index (const char *text, size_t len, const char *what, json_t **root, json_t **list,
+            char **error)
+{
+  if (load_object (text, len, what, root, error) < 0)
+    return -1;
+  *list = json_object_get (*root, "manifests");
+  if (!json_is_array (*list))
+    return fail (error, "%s: \"manifests\" is not an array", what);
+  return 0;
+}
+
 static int
 try_layout_require_tag (const char *text, size_t len, const char *what, char **error)
 {
   cleanup_json json_t *root = NULL;
-  if (load_object (text, len, what, &root, error) < 0)
+  json_t *list;
+  if (load_index (text, len, what, &root, &list, error) < 0)
     return -1;
-  json_t *list = json_object_get (root, "manifests");
-  if (!json_is_array (list))
-    return fail (error, "%s: \"manifests\" is not an array", what);
   cleanup_free char *tags_str = NULL;
   struct strbuf tags = { 0 };
   const char *first = NULL;
@@ -343,11 +354,9 @@ oci_try_index_select (const char *text, size_t len, const char *what, const char
                       char **error)
 {
   cleanup_json json_t *root = NULL;
-  if (load_object (text, len, what, &root, error) < 0)
+  json_t *list;
+  if (load_index (text, len, what, &root, &list, error) < 0)
     return -1;
-  json_t *list = json_object_get (root, "manifests");
-  if (!json_is_array (list))
-    return fail (error, "%s: \"manifests\" is not an array", what);
   json_t *chosen;
   if (index_choose (list, json_array_size (list), what, tag, platform, &chosen, error) < 0)
     return -1;
