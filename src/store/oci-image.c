@@ -120,11 +120,13 @@ fail (char **error, const char *format, ...)
   return -1;
 }
 
+/* R from a reader: on -1, die() with *ERROR (a pointer: the reader sets it, and an
+ * argument's value may be read before the reader runs). */
 static void
-die_on_error (int r, const char *error)
+die_on_error (int r, char *const *error)
 {
   if (r < 0)
-    die ("%s", error != NULL ? error : "invalid document");
+    die ("%s", *error);
 }
 
 /* TEXT as JSON into *ROOT, or -1 naming WHAT. */
@@ -229,7 +231,7 @@ oci_document_kind (const char *text, size_t len, const char *media_type, const c
 {
   enum oci_document_kind kind = OCI_DOC_MANIFEST;
   char *error = NULL;
-  die_on_error (oci_try_document_kind (text, len, media_type, what, &kind, &error), error);
+  die_on_error (oci_try_document_kind (text, len, media_type, what, &kind, &error), &error);
   return kind;
 }
 
@@ -316,7 +318,7 @@ void
 oci_layout_require_tag (const char *text, size_t len, const char *what)
 {
   char *error = NULL;
-  die_on_error (try_layout_require_tag (text, len, what, &error), error);
+  die_on_error (try_layout_require_tag (text, len, what, &error), &error);
 }
 
 /* The entry of index LIST (N entries) that TAG or PLATFORM selects into *CHOSEN. */
@@ -376,7 +378,7 @@ oci_index_select (const char *text, size_t len, const char *what, const char *ta
                   const struct oci_platform *platform, struct oci_descriptor *out)
 {
   char *error = NULL;
-  die_on_error (oci_try_index_select (text, len, what, tag, platform, out, &error), error);
+  die_on_error (oci_try_index_select (text, len, what, tag, platform, out, &error), &error);
 }
 
 static bool
@@ -441,7 +443,7 @@ void
 oci_manifest_parse (const char *text, size_t len, const char *what, struct oci_manifest *out)
 {
   char *error = NULL;
-  die_on_error (oci_try_manifest_parse (text, len, what, out, &error), error);
+  die_on_error (oci_try_manifest_parse (text, len, what, out, &error), &error);
 }
 
 /* An array of strings (or null, or absent: NULL) as a NULL-terminated vector, in *OUT. */
@@ -545,7 +547,7 @@ oci_config_parse (const char *text, size_t len, const char *what, struct meta_im
                   char ***diff_ids)
 {
   char *error = NULL;
-  die_on_error (oci_try_config_parse (text, len, what, image, diff_ids, &error), error);
+  die_on_error (oci_try_config_parse (text, len, what, image, diff_ids, &error), &error);
 }
 
 /* REPO:TAG without the default registry and namespace docker and skopeo may write:
@@ -623,5 +625,5 @@ oci_archive_manifest_parse (const char *text, size_t len, const char *what,
 {
   char *error = NULL;
   die_on_error (oci_try_archive_manifest_parse (text, len, what, repo_tag, config, layers,
-                                                &error), error);
+                                                &error), &error);
 }
