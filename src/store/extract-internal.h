@@ -207,3 +207,6 @@ int apply_whiteout (struct extractor *x, const char *entry, const char *rel);
  * hold a directory inside it, and the directory fixups under it no longer apply. */
 int remove_lower (struct extractor *x, const char *entry, int dfd, const char *leaf,
                   const char *rel);
+/* REL, just created by the current layer, and its parents are that layer's own: its
+ * whiteouts never remove them (x->upper, cleared between layers). */
+void mark_upper (struct extractor *x, char *rel);

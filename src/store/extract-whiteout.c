@@ -142,3 +142,17 @@ is_whiteout (struct extractor *x, const char *entry, const char *rel)
       p = slash;
     }
 }
+
+/* This layer's own from now on: REL and its parents (an opaque whiteout must keep a
+ * directory this layer wrote into). */
+void
+mark_upper (struct extractor *x, char *rel)
+{
+  for (char *slash = strchr (rel, '/'); slash != NULL; slash = strchr (slash + 1, '/'))
+    {
+      *slash = '\0';
+      path_set_add (&x->upper, rel);
+      *slash = '/';
+    }
+  path_set_add (&x->upper, rel);
+}

@@ -101,20 +101,6 @@ die_on_error (struct extractor *x, int r)
     die ("%s", x->error);
 }
 
-/* This layer's own from now on: REL and its parents (an opaque whiteout must keep a
- * directory this layer wrote into). */
-static void
-mark_upper (struct extractor *x, char *rel)
-{
-  for (char *slash = strchr (rel, '/'); slash != NULL; slash = strchr (slash + 1, '/'))
-    {
-      *slash = '\0';
-      path_set_add (&x->upper, rel);
-      *slash = '/';
-    }
-  path_set_add (&x->upper, rel);
-}
-
 static int
 extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
 {
