@@ -1,24 +1,20 @@
-/* libFuzzer target: the extractor (src/store/extract.c), fed each input as a rootfs archive from
- * a memfd, into a fresh root under a private parent directory, which is then removed.
+/* libFuzzer target: the extractor (src/store/extract*.c), fed each input as a rootfs archive
+ * from a memfd, into a fresh root under a private parent directory, which is then removed.
+ *
+ * It calls the extractor's error-returning interface (extract-internal.h), which gives
+ * control back with the one-line message on any refused entry or corrupt input, having
+ * released what it held: no longjmp, no linker wraps, and LeakSanitizer on (fuzz/run).
  *
  * Invariants checked after every input, accepted or refused:
  *   - nothing was created outside the root: the parent holds the root and nothing else;
- *   - an accepted archive leaks no fd and leaves a root whose every entry is a directory,
- *     a regular file or a symlink (never a device, FIFO, socket or setuid/setgid file).
- *
- * The extractor die()s on a refused entry, as the tool does. Here die()'s cleanup hook
- * longjmp()s back instead of exiting, so one process can try millions of inputs. The
- * libarchive reader, the extractor and the gzip checker it held are found through linker
- * wraps (-Wl,--wrap=archive_read_open,...: see Makefile.am) and freed; the fds the skipped
- * frames held are closed by comparing with the fds open before the run. What a skipped
- * frame had malloc'd leaks (a few short strings per refused input): run with
- * -detect_leaks=0 (fuzz/run does). */
+ *   - no fd is left open, and a refusal comes with a one-line message;
+ *   - an accepted archive leaves a root whose every entry is a directory, a regular file,
+ *     a symlink or a FIFO (never a device, socket or setuid/setgid file). */
 #include <archive.h>
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <setjmp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,8 +26,7 @@
 
 #include "common/util.h"
 #include "store/extract.h"
-#include "store/gunzip.h"
-#include "store/unlz4.h"
+#include "store/extract-internal.h"
 
 /* Archives small enough for a fuzzer still describe big files: cap what one unpacks. */
 #define FUZZ_MAX_UNPACKED (16 * 1024 * 1024)
@@ -40,83 +35,6 @@
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize (int *argc, char ***argv);
-
-/* ---- What the extractor holds, found through the linker wraps. */
-static struct archive *live_archive;
-static struct extractor *live_extractor;
-static struct gunzip *live_gz;
-static struct unlz4 *live_lz4;
-
-int __real_archive_read_open (struct archive *a, void *data, archive_open_callback *o,
-                              archive_read_callback *r, archive_close_callback *c);
-int __wrap_archive_read_open (struct archive *a, void *data, archive_open_callback *o,
-                              archive_read_callback *r, archive_close_callback *c);
-int __real_archive_read_free (struct archive *a);
-int __wrap_archive_read_free (struct archive *a);
-struct gunzip *__real_gunzip_new (const unsigned char *first, size_t len);
-struct gunzip *__wrap_gunzip_new (const unsigned char *first, size_t len);
-int __real_gunzip_finish (struct gunzip *g, const char **why);
-int __wrap_gunzip_finish (struct gunzip *g, const char **why);
-struct unlz4 *__real_unlz4_new (const unsigned char *first, size_t len);
-struct unlz4 *__wrap_unlz4_new (const unsigned char *first, size_t len);
-int __real_unlz4_finish (struct unlz4 *u, const char **why);
-int __wrap_unlz4_finish (struct unlz4 *u, const char **why);
-
-int
-__wrap_archive_read_open (struct archive *a, void *data, archive_open_callback *o,
-                          archive_read_callback *r, archive_close_callback *c)
-{
-  live_archive = a;
-  live_extractor = data;
-  return __real_archive_read_open (a, data, o, r, c);
-}
-
-int
-__wrap_archive_read_free (struct archive *a)
-{
-  if (a == live_archive)
-    live_archive = NULL;
-  return __real_archive_read_free (a);
-}
-
-struct gunzip *
-__wrap_gunzip_new (const unsigned char *first, size_t len)
-{
-  live_gz = __real_gunzip_new (first, len);
-  return live_gz;
-}
-
-int
-__wrap_gunzip_finish (struct gunzip *g, const char **why)
-{
-  if (g == live_gz)
-    live_gz = NULL;
-  return __real_gunzip_finish (g, why);
-}
-
-struct unlz4 *
-__wrap_unlz4_new (const unsigned char *first, size_t len)
-{
-  live_lz4 = __real_unlz4_new (first, len);
-  return live_lz4;
-}
-
-int
-__wrap_unlz4_finish (struct unlz4 *u, const char **why)
-{
-  if (u == live_lz4)
-    live_lz4 = NULL;
-  return __real_unlz4_finish (u, why);
-}
-
-/* ---- die() returns here. */
-static jmp_buf on_die;
-
-static void
-longjmp_on_die (void)
-{
-  longjmp (on_die, 1);
-}
 
 /* ---- The private parent directory and the fds open before any run. */
 static char *parent;
@@ -158,9 +76,11 @@ close_new_fds (int keep1, int keep2)
 }
 
 /* Remove DIRFD's contents, making each directory writable and searchable first (the
- * archive may have made it read-only). */
+ * archive may have made it read-only). With CHECK (an accepted archive), each entry must
+ * be a directory, a regular file without setuid/setgid, a symlink or a FIFO (made since
+ * the extractor imports what podman imports); never a device node or a socket. */
 static void
-remove_contents (int dirfd)
+empty_tree (int dirfd, bool check)
 {
   DIR *d = fdopendir (dirfd);
   assert (d != NULL);
@@ -171,44 +91,19 @@ remove_contents (int dirfd)
         continue;
       struct stat st;
       assert (fstatat (dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0);
+      assert (!check || S_ISDIR (st.st_mode) || S_ISREG (st.st_mode) || S_ISLNK (st.st_mode)
+              || S_ISFIFO (st.st_mode));
+      assert (!check || (st.st_mode & (S_ISUID | S_ISGID)) == 0);
       if (S_ISDIR (st.st_mode))
         {
           assert (fchmodat (dirfd, de->d_name, 0700, 0) == 0);
           int sub = openat (dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
           assert (sub >= 0);
-          remove_contents (sub);
+          empty_tree (sub, check);
           assert (unlinkat (dirfd, de->d_name, AT_REMOVEDIR) == 0);
         }
       else
         assert (unlinkat (dirfd, de->d_name, 0) == 0);
-    }
-  closedir (d);
-}
-
-/* Only directories, regular files without setuid/setgid, symlinks and FIFOs (made since
- * the extractor imports what podman imports); never a device node or a socket. */
-static void
-check_tree (int dirfd)
-{
-  DIR *d = fdopendir (dirfd);
-  assert (d != NULL);
-  struct dirent *de;
-  while ((de = readdir (d)) != NULL)
-    {
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      struct stat st;
-      assert (fstatat (dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0);
-      assert (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode) || S_ISLNK (st.st_mode)
-              || S_ISFIFO (st.st_mode));
-      assert ((st.st_mode & (S_ISUID | S_ISGID)) == 0);
-      if (S_ISDIR (st.st_mode))
-        {
-          (void) fchmodat (dirfd, de->d_name, st.st_mode | 0700, 0);
-          int sub = openat (dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-          assert (sub >= 0);
-          check_tree (sub);
-        }
     }
   closedir (d);
 }
@@ -230,33 +125,6 @@ check_parent (void)
       }
   closedir (d);
   assert (others == 0);
-}
-
-/* Free what a die() left behind; a second die() while doing so only leaks. */
-static void
-release_after_die (void)
-{
-  if (setjmp (on_die) != 0)
-    return;
-  set_die_cleanup (longjmp_on_die);
-  if (live_archive != NULL)
-    __wrap_archive_read_free (live_archive);
-  if (live_gz != NULL)
-    {
-      const char *why;
-      (void) __wrap_gunzip_finish (live_gz, &why);
-    }
-  if (live_lz4 != NULL)
-    {
-      const char *why;
-      (void) __wrap_unlz4_finish (live_lz4, &why);
-    }
-  if (live_extractor != NULL)
-    {
-      struct extractor *x = live_extractor;
-      live_extractor = NULL;
-      extract_finish_root (x);
-    }
 }
 
 int
@@ -283,42 +151,26 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   struct source src = { .fd = memfd, .description = description };
   struct extract_opts opts = { .max_bytes = FUZZ_MAX_UNPACKED };
   struct extract_result result;
-  live_archive = NULL;
-  live_extractor = NULL;
-  live_gz = NULL;
-  volatile bool accepted = false;
-  if (setjmp (on_die) == 0)
-    {
-      set_die_cleanup (longjmp_on_die);
-      struct extractor *x = extract_archive (rootfd, &src, &opts, &result);
-      extract_finish (x);
-      live_extractor = NULL; /* extract_finish_root frees it, unless it dies first */
-      extract_finish_root (x);
-      accepted = true;
-    }
-  else
-    release_after_die ();
-  set_die_cleanup (NULL);
+  struct extractor *x = extractor_new (rootfd, &opts, &result);
+  bool accepted = extractor_unpack (x, &src, result.sha256) == 0
+                  && extractor_fix_dirs (x) == 0 && extractor_fix_root (x) == 0;
+  /* A refusal says why, in one line. */
+  const char *error = extractor_error (x);
+  assert (accepted || (error != NULL && strchr (error, '\n') == NULL));
+  extractor_free (x);
 
-  /* Any other fd still open is a leak when the archive was accepted. */
-  int leaked = close_new_fds (memfd, rootfd);
+  /* Accepted or refused, the extractor closed every fd it opened. */
+  assert (close_new_fds (memfd, rootfd) == 0);
   close (memfd);
   if (accepted)
-    {
-      assert (leaked == 0);
-      assert (result.size_bytes <= FUZZ_MAX_UNPACKED);
-      assert (fchmod (rootfd, 0700) == 0);
-      int fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      assert (fd >= 0);
-      check_tree (fd);
-    }
+    assert (result.size_bytes <= FUZZ_MAX_UNPACKED);
   check_parent ();
   close (rootfd);
 
   int fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   assert (fd >= 0);
   assert (fchmod (fd, 0700) == 0);
-  remove_contents (fd);
+  empty_tree (fd, accepted);
   assert (rmdir (root) == 0);
   free (root);
   return 0;

@@ -11,15 +11,10 @@
  *
  * Invariants, when the reader accepts the document: every descriptor's digest is
  * sha256:HEX and a manifest's layers have a tar media type; the vectors are NULL-terminated
- * and hold strings; diff_ids are digests. A refusal is a die(), whose cleanup hook
- * longjmp()s back here (as fuzz-extract does), skipping the frames that would have freed
- * the document's jansson tree: jansson allocates through json_set_alloc_funcs() here, and
- * whatever it still holds after an input is freed then (without that, a minute's leaks
- * passed libFuzzer's 2 GB limit). The few strings of ours a skipped frame held leak, so
- * the target runs with detect_leaks=0 (fuzz/run). */
+ * and hold strings; diff_ids are digests. A refusal returns a one-line message (the oci_try_*
+ * readers, which the CLI's readers die() with), having freed what it allocated: the target
+ * runs with LeakSanitizer on (fuzz/run). */
 #include <assert.h>
-#include <jansson.h>
-#include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,65 +26,6 @@
 #include "store/oci-ref.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize (int *argc, char ***argv);
-
-static jmp_buf refused;
-
-/* Every block jansson holds, in a list through a header before it. */
-struct block
-{
-  struct block *prev, *next;
-  max_align_t align[]; /* the caller's bytes start here, aligned as malloc's */
-};
-
-static struct block live = { .prev = &live, .next = &live };
-
-static void *
-tracked_malloc (size_t size)
-{
-  struct block *b = malloc (sizeof *b + size);
-  if (b == NULL)
-    return NULL;
-  b->next = live.next;
-  b->prev = &live;
-  live.next->prev = b;
-  live.next = b;
-  return b->align;
-}
-
-static void
-tracked_free (void *p)
-{
-  if (p == NULL)
-    return;
-  struct block *b = (struct block *) ((char *) p - offsetof (struct block, align));
-  b->prev->next = b->next;
-  b->next->prev = b->prev;
-  free (b);
-}
-
-/* What jansson still holds once an input is done: the tree of a refused document. */
-static void
-free_jansson_leftovers (void)
-{
-  while (live.next != &live)
-    tracked_free (live.next->align);
-}
-
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  (void) argc;
-  (void) argv;
-  json_set_alloc_funcs (tracked_malloc, tracked_free);
-  return 0;
-}
-
-static void
-back_from_die (void)
-{
-  longjmp (refused, 1);
-}
 
 static void
 check_descriptor (const struct oci_descriptor *d)
@@ -104,6 +40,14 @@ check_strv (char **v)
     assert (strlen (v[i]) < OCI_DOCUMENT_MAX);
 }
 
+/* A refusal: one line, freed. */
+static void
+refused (char *error)
+{
+  assert (error != NULL && strchr (error, '\n') == NULL);
+  free (error);
+}
+
 static void
 read_document (int which, const char *text, size_t len)
 {
@@ -111,28 +55,39 @@ read_document (int which, const char *text, size_t len)
   static char linux_os[] = "linux", amd64_arch[] = "amd64";
   struct oci_platform amd64 = { .os = linux_os, .arch = amd64_arch };
   struct oci_descriptor d = { 0 };
+  char *error = NULL;
   switch (which)
     {
     case 0:
+    case 1:
       {
-        enum oci_document_kind kind = oci_document_kind (text, len, NULL, what);
+        enum oci_document_kind kind = OCI_DOC_INDEX;
+        if (which == 0 && oci_try_document_kind (text, len, NULL, what, &kind, &error) < 0)
+          {
+            refused (error);
+            return;
+          }
         assert (kind == OCI_DOC_INDEX || kind == OCI_DOC_MANIFEST);
         if (kind != OCI_DOC_INDEX)
           return;
-        oci_index_select (text, len, what, NULL, &amd64, &d);
+        if (oci_try_index_select (text, len, what, which == 0 ? NULL : "a", &amd64, &d,
+                                  &error) < 0)
+          {
+            refused (error);
+            return;
+          }
         check_descriptor (&d);
         oci_descriptor_clear (&d);
         return;
       }
-    case 1:
-      oci_index_select (text, len, what, "a", &amd64, &d);
-      check_descriptor (&d);
-      oci_descriptor_clear (&d);
-      return;
     case 2:
       {
         struct oci_manifest m;
-        oci_manifest_parse (text, len, what, &m);
+        if (oci_try_manifest_parse (text, len, what, &m, &error) < 0)
+          {
+            refused (error);
+            return;
+          }
         check_descriptor (&m.config);
         for (size_t i = 0; i < m.n_layers; i++)
           {
@@ -147,7 +102,11 @@ read_document (int which, const char *text, size_t len)
       {
         struct meta_image image = { 0 };
         char **diff_ids = NULL;
-        oci_config_parse (text, len, what, &image, &diff_ids);
+        if (oci_try_config_parse (text, len, what, &image, &diff_ids, &error) < 0)
+          {
+            refused (error);
+            return;
+          }
         check_strv (image.env);
         check_strv (image.entrypoint);
         check_strv (image.cmd);
@@ -161,8 +120,12 @@ read_document (int which, const char *text, size_t len)
     default:
       {
         char *config = NULL, **layers = NULL;
-        oci_archive_manifest_parse (text, len, what, which == 4 ? NULL : "img:a", &config,
-                                    &layers);
+        if (oci_try_archive_manifest_parse (text, len, what, which == 4 ? NULL : "img:a",
+                                            &config, &layers, &error) < 0)
+          {
+            refused (error);
+            return;
+          }
         assert (config != NULL && layers != NULL);
         check_strv (layers);
         free (config);
@@ -181,11 +144,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   char *text = xmalloc (size);
   memcpy (text, data + 1, size - 1);
   text[size - 1] = '\0';
-  set_die_cleanup (back_from_die);
-  if (setjmp (refused) == 0)
-    read_document (which, text, size - 1);
-  set_die_cleanup (NULL);
-  free_jansson_leftovers ();
+  read_document (which, text, size - 1);
   free (text);
   return 0;
 }

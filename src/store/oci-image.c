@@ -1,5 +1,6 @@
 /* The JSON documents of an OCI image, read with libjansson (oci-image.h). */
 #include <jansson.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/utsname.h>
 
@@ -106,30 +107,54 @@ oci_platform_string (const struct oci_platform *p)
                             : xasprintf ("%s/%s", p->os, p->arch);
 }
 
-/* TEXT as JSON, or die() naming WHAT. */
-static json_t *
-load_json (const char *text, size_t len, const char *what)
+/* The readers below return -1 with *ERROR (the one-line message, caller frees) on a
+ * document they refuse, having freed what they allocated; the public functions die() with
+ * that message. */
+__attribute__((format (printf, 2, 3))) static int
+fail (char **error, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  *error = xvasprintf (format, args);
+  va_end (args);
+  return -1;
+}
+
+/* R from a reader: on -1, die() with *ERROR (a pointer: the reader sets it, and an
+ * argument's value may be read before the reader runs). */
+static void
+die_on_error (int r, char *const *error)
+{
+  if (r < 0)
+    die ("%s", *error);
+}
+
+/* TEXT as JSON into *ROOT, or -1 naming WHAT. */
+static int
+load_json (const char *text, size_t len, const char *what, json_t **root, char **error)
 {
   json_error_t err;
   /* JSON_REJECT_DUPLICATES: two values for one key are read differently by different
    * parsers (the registry's, ours), a known way to make a verified document say two things. */
-  json_t *root = json_loadb (text, len, JSON_REJECT_DUPLICATES, &err);
-  if (root == NULL)
-    die ("%s: not valid JSON: %s (line %d)", what, err.text, err.line);
-  return root;
+  *root = json_loadb (text, len, JSON_REJECT_DUPLICATES, &err);
+  if (*root == NULL)
+    return fail (error, "%s: not valid JSON: %s (line %d)", what, err.text, err.line);
+  return 0;
 }
 
-/* TEXT as a JSON object, or die() naming WHAT. */
-static json_t *
-load_object (const char *text, size_t len, const char *what)
+/* TEXT as a JSON object into *ROOT, or -1 naming WHAT. */
+static int
+load_object (const char *text, size_t len, const char *what, json_t **root, char **error)
 {
-  json_t *root = load_json (text, len, what);
-  if (!json_is_object (root))
+  if (load_json (text, len, what, root, error) < 0)
+    return -1;
+  if (!json_is_object (*root))
     {
-      json_decref (root);
-      die ("%s: not a JSON object", what);
+      json_decref (*root);
+      *root = NULL;
+      return fail (error, "%s: not a JSON object", what);
     }
-  return root;
+  return 0;
 }
 
 static void
@@ -139,77 +164,125 @@ cleanup_jsonp (json_t **p)
 }
 #define cleanup_json __attribute__((cleanup (cleanup_jsonp)))
 
-/* The string member KEY of OBJ, or NULL when absent; die()s when it is not a string. */
-static const char *
-get_string (json_t *obj, const char *key, const char *what)
+/* The string member KEY of OBJ into *OUT, NULL when absent; -1 when it is not a string. */
+static int
+get_string (json_t *obj, const char *key, const char *what, const char **out, char **error)
 {
   json_t *v = json_object_get (obj, key);
+  *out = NULL;
   if (v == NULL || json_is_null (v))
-    return NULL;
+    return 0;
   if (!json_is_string (v))
-    die ("%s: \"%s\" is not a string", what, key);
-  return json_string_value (v);
+    return fail (error, "%s: \"%s\" is not a string", what, key);
+  *out = json_string_value (v);
+  return 0;
 }
 
-static void
-descriptor_parse (json_t *obj, const char *what, struct oci_descriptor *out)
+static int
+descriptor_parse (json_t *obj, const char *what, struct oci_descriptor *out, char **error)
 {
   if (!json_is_object (obj))
-    die ("%s: a descriptor is not an object", what);
-  const char *digest = get_string (obj, "digest", what);
+    return fail (error, "%s: a descriptor is not an object", what);
+  const char *digest, *mt;
+  if (get_string (obj, "digest", what, &digest, error) < 0)
+    return -1;
   json_t *size = json_object_get (obj, "size");
   if (digest == NULL || !oci_digest_is_valid (digest))
-    die ("%s: a descriptor's digest is missing or not sha256:HEX", what);
+    return fail (error, "%s: a descriptor's digest is missing or not sha256:HEX", what);
   if (!json_is_integer (size) || json_integer_value (size) < 0)
-    die ("%s: descriptor %s has no valid size", what, digest);
-  const char *mt = get_string (obj, "mediaType", what);
+    return fail (error, "%s: descriptor %s has no valid size", what, digest);
+  if (get_string (obj, "mediaType", what, &mt, error) < 0)
+    return -1;
   *out = (struct oci_descriptor) {
     .media_type = mt != NULL ? xstrdup (mt) : NULL,
     .digest = xstrdup (digest),
     .size = (uint64_t) json_integer_value (size),
   };
+  return 0;
+}
+
+int
+oci_try_document_kind (const char *text, size_t len, const char *media_type, const char *what,
+                       enum oci_document_kind *kind, char **error)
+{
+  cleanup_json json_t *root = NULL;
+  const char *mt;
+  if (load_object (text, len, what, &root, error) < 0
+      || get_string (root, "mediaType", what, &mt, error) < 0)
+    return -1;
+  if (mt == NULL)
+    mt = media_type;
+  if (mt != NULL && (strcmp (mt, MT_OCI_INDEX) == 0 || strcmp (mt, MT_DOCKER_LIST) == 0))
+    *kind = OCI_DOC_INDEX;
+  else if (mt != NULL && (strcmp (mt, MT_OCI_MANIFEST) == 0 || strcmp (mt, MT_DOCKER_MANIFEST) == 0))
+    *kind = OCI_DOC_MANIFEST;
+  else if (json_is_array (json_object_get (root, "manifests")))
+    *kind = OCI_DOC_INDEX;
+  else if (json_is_array (json_object_get (root, "layers")))
+    *kind = OCI_DOC_MANIFEST;
+  else
+    return fail (error, "%s: neither an image index nor an image manifest%s%s", what,
+                 mt != NULL ? ": media type " : "", mt != NULL ? mt : "");
+  return 0;
 }
 
 enum oci_document_kind
 oci_document_kind (const char *text, size_t len, const char *media_type, const char *what)
 {
-  cleanup_json json_t *root = load_object (text, len, what);
-  const char *mt = get_string (root, "mediaType", what);
-  if (mt == NULL)
-    mt = media_type;
-  if (mt != NULL && (strcmp (mt, MT_OCI_INDEX) == 0 || strcmp (mt, MT_DOCKER_LIST) == 0))
-    return OCI_DOC_INDEX;
-  if (mt != NULL && (strcmp (mt, MT_OCI_MANIFEST) == 0 || strcmp (mt, MT_DOCKER_MANIFEST) == 0))
-    return OCI_DOC_MANIFEST;
-  if (json_is_array (json_object_get (root, "manifests")))
-    return OCI_DOC_INDEX;
-  if (json_is_array (json_object_get (root, "layers")))
-    return OCI_DOC_MANIFEST;
-  die ("%s: neither an image index nor an image manifest%s%s", what,
-       mt != NULL ? ": media type " : "", mt != NULL ? mt : "");
+  enum oci_document_kind kind = OCI_DOC_MANIFEST;
+  char *error = NULL;
+  die_on_error (oci_try_document_kind (text, len, media_type, what, &kind, &error), &error);
+  return kind;
 }
 
-static bool
-platform_matches (json_t *entry, const struct oci_platform *want, const char *what)
+/* 1 when ENTRY's platform is WANT, else 0; -1 when a field is not a string. */
+static int
+platform_matches (json_t *entry, const struct oci_platform *want, const char *what,
+                  char **error)
 {
   json_t *p = json_object_get (entry, "platform");
   if (!json_is_object (p))
-    return false;
-  const char *os = get_string (p, "os", what);
-  const char *arch = get_string (p, "architecture", what);
-  const char *variant = get_string (p, "variant", what);
+    return 0;
+  const char *os, *arch, *variant;
+  if (get_string (p, "os", what, &os, error) < 0
+      || get_string (p, "architecture", what, &arch, error) < 0
+      || get_string (p, "variant", what, &variant, error) < 0)
+    return -1;
   if (os == NULL || arch == NULL || strcmp (os, want->os) != 0 || strcmp (arch, want->arch) != 0)
-    return false;
+    return 0;
   return want->variant == NULL || (variant != NULL && strcmp (variant, want->variant) == 0);
 }
 
-void
-oci_layout_require_tag (const char *text, size_t len, const char *what)
+/* The org.opencontainers.image.ref.name annotation of ENTRY into *NAME (NULL: none). */
+static int
+entry_ref_name (json_t *entry, const char *what, const char **name, char **error)
 {
-  cleanup_json json_t *root = load_object (text, len, what);
-  json_t *list = json_object_get (root, "manifests");
-  if (!json_is_array (list))
-    die ("%s: \"manifests\" is not an array", what);
+  json_t *ann = json_object_get (entry, "annotations");
+  *name = NULL;
+  return json_is_object (ann) ? get_string (ann, REF_NAME_ANNOTATION, what, name, error) : 0;
+}
+
+/* Index TEXT into *ROOT and its "manifests" array into *LIST (owned by *ROOT). */
+static int
+load_index (const char *text, size_t len, const char *what, json_t **root, json_t **list,
+            char **error)
+{
+  if (load_object (text, len, what, root, error) < 0)
+    return -1;
+  *list = json_object_get (*root, "manifests");
+  if (!json_is_array (*list))
+    return fail (error, "%s: \"manifests\" is not an array", what);
+  return 0;
+}
+
+static int
+try_layout_require_tag (const char *text, size_t len, const char *what, char **error)
+{
+  cleanup_json json_t *root = NULL;
+  json_t *list;
+  if (load_index (text, len, what, &root, &list, error) < 0)
+    return -1;
+  cleanup_free char *tags_str = NULL;
   struct strbuf tags = { 0 };
   const char *first = NULL;
   bool several_tags = false, platforms = false;
@@ -217,9 +290,12 @@ oci_layout_require_tag (const char *text, size_t len, const char *what)
   for (size_t i = 0; i < n; i++)
     {
       json_t *entry = json_array_get (list, i);
-      json_t *ann = json_object_get (entry, "annotations");
-      const char *name = json_is_object (ann) ? get_string (ann, REF_NAME_ANNOTATION, what)
-                                              : NULL;
+      const char *name;
+      if (entry_ref_name (entry, what, &name, error) < 0)
+        {
+          free (tags.str);
+          return -1;
+        }
       platforms |= json_object_get (entry, "platform") != NULL;
       if (name == NULL)
         continue;
@@ -229,49 +305,80 @@ oci_layout_require_tag (const char *text, size_t len, const char *what)
       strbuf_append (&tags, tags.len > 0 ? ", " : "");
       strbuf_append (&tags, name);
     }
+  tags_str = tags.str;
   /* Several images, unless the entries are the platforms of one (a flat multi-arch index). */
   if (several_tags || (n > 1 && !platforms))
-    die ("%s: the layout holds %zu images: name one with oci:DIR:TAG (%s%s)", what, n,
-         tags.len > 0 ? "tags: " : "none is tagged: save each with a tag",
-         tags.len > 0 ? tags.str : "");
-  free (tags.str);
+    return fail (error, "%s: the layout holds %zu images: name one with oci:DIR:TAG (%s%s)",
+                 what, n, tags.len > 0 ? "tags: " : "none is tagged: save each with a tag",
+                 tags.len > 0 ? tags.str : "");
+  return 0;
+}
+
+void
+oci_layout_require_tag (const char *text, size_t len, const char *what)
+{
+  char *error = NULL;
+  die_on_error (try_layout_require_tag (text, len, what, &error), &error);
+}
+
+/* The entry of index LIST (N entries) that TAG or PLATFORM selects into *CHOSEN. */
+static int
+index_choose (json_t *list, size_t n, const char *what, const char *tag,
+              const struct oci_platform *platform, json_t **chosen, char **error)
+{
+  *chosen = NULL;
+  for (size_t i = 0; i < n && *chosen == NULL; i++)
+    {
+      json_t *entry = json_array_get (list, i);
+      if (!json_is_object (entry))
+        return fail (error, "%s: a manifest entry is not an object", what);
+      if (tag != NULL)
+        {
+          const char *name;
+          if (entry_ref_name (entry, what, &name, error) < 0)
+            return -1;
+          if (name != NULL && strcmp (name, tag) == 0)
+            *chosen = entry;
+          continue;
+        }
+      int match = platform_matches (entry, platform, what, error);
+      if (match < 0)
+        return -1;
+      if (match > 0 || (n == 1 && json_object_get (entry, "platform") == NULL))
+        *chosen = entry;
+    }
+  return 0;
+}
+
+int
+oci_try_index_select (const char *text, size_t len, const char *what, const char *tag,
+                      const struct oci_platform *platform, struct oci_descriptor *out,
+                      char **error)
+{
+  cleanup_json json_t *root = NULL;
+  json_t *list;
+  if (load_index (text, len, what, &root, &list, error) < 0)
+    return -1;
+  json_t *chosen;
+  if (index_choose (list, json_array_size (list), what, tag, platform, &chosen, error) < 0)
+    return -1;
+  if (chosen == NULL && tag != NULL)
+    return fail (error, "%s: no image tagged '%s'", what, tag);
+  if (chosen == NULL)
+    {
+      cleanup_free char *want = oci_platform_string (platform);
+      return fail (error, "%s: no image for platform %s (choose another with --platform)", what,
+                   want);
+    }
+  return descriptor_parse (chosen, what, out, error);
 }
 
 void
 oci_index_select (const char *text, size_t len, const char *what, const char *tag,
                   const struct oci_platform *platform, struct oci_descriptor *out)
 {
-  cleanup_json json_t *root = load_object (text, len, what);
-  json_t *list = json_object_get (root, "manifests");
-  if (!json_is_array (list))
-    die ("%s: \"manifests\" is not an array", what);
-  size_t n = json_array_size (list);
-  json_t *chosen = NULL;
-  for (size_t i = 0; i < n && chosen == NULL; i++)
-    {
-      json_t *entry = json_array_get (list, i);
-      if (!json_is_object (entry))
-        die ("%s: a manifest entry is not an object", what);
-      if (tag != NULL)
-        {
-          json_t *ann = json_object_get (entry, "annotations");
-          const char *name = json_is_object (ann) ? get_string (ann, REF_NAME_ANNOTATION, what)
-                                                  : NULL;
-          if (name != NULL && strcmp (name, tag) == 0)
-            chosen = entry;
-        }
-      else if (platform_matches (entry, platform, what)
-               || (n == 1 && json_object_get (entry, "platform") == NULL))
-        chosen = entry;
-    }
-  if (chosen == NULL && tag != NULL)
-    die ("%s: no image tagged '%s'", what, tag);
-  if (chosen == NULL)
-    {
-      cleanup_free char *want = oci_platform_string (platform);
-      die ("%s: no image for platform %s (choose another with --platform)", what, want);
-    }
-  descriptor_parse (chosen, what, out);
+  char *error = NULL;
+  die_on_error (oci_try_index_select (text, len, what, tag, platform, out, &error), &error);
 }
 
 static bool
@@ -283,85 +390,164 @@ is_layer_type (const char *mt)
   return false;
 }
 
+/* The config and layer descriptors of manifest ROOT into M (which the caller clears). */
+static int
+manifest_fill (json_t *root, const char *what, struct oci_manifest *m, char **error)
+{
+  json_t *version = json_object_get (root, "schemaVersion");
+  if (!json_is_integer (version) || json_integer_value (version) != 2)
+    return fail (error, "%s: schemaVersion is not 2 (schema 1 manifests are not supported)",
+                 what);
+  json_t *layers = json_object_get (root, "layers");
+  if (!json_is_array (layers))
+    return fail (error, "%s: \"layers\" is not an array", what);
+  if (descriptor_parse (json_object_get (root, "config"), what, &m->config, error) < 0)
+    return -1;
+  size_t n = json_array_size (layers);
+  m->layers = xcalloc (n + 1, sizeof *m->layers);
+  for (; m->n_layers < n; m->n_layers++)
+    {
+      struct oci_descriptor *d = &m->layers[m->n_layers];
+      if (descriptor_parse (json_array_get (layers, m->n_layers), what, d, error) < 0)
+        return -1;
+      if (d->media_type == NULL || !is_layer_type (d->media_type))
+        {
+          /* Counted, so that oci_manifest_clear frees it. */
+          m->n_layers++;
+          return fail (error, "%s: layer %s has media type %s, not a tar layer this tool can "
+                       "apply", what, d->digest, d->media_type != NULL ? d->media_type
+                                                                       : "(none)");
+        }
+    }
+  return 0;
+}
+
+int
+oci_try_manifest_parse (const char *text, size_t len, const char *what,
+                        struct oci_manifest *out, char **error)
+{
+  cleanup_json json_t *root = NULL;
+  if (load_object (text, len, what, &root, error) < 0)
+    return -1;
+  struct oci_manifest m = { 0 };
+  if (manifest_fill (root, what, &m, error) < 0)
+    {
+      oci_manifest_clear (&m);
+      return -1;
+    }
+  *out = m;
+  return 0;
+}
+
 void
 oci_manifest_parse (const char *text, size_t len, const char *what, struct oci_manifest *out)
 {
-  cleanup_json json_t *root = load_object (text, len, what);
-  json_t *version = json_object_get (root, "schemaVersion");
-  if (!json_is_integer (version) || json_integer_value (version) != 2)
-    die ("%s: schemaVersion is not 2 (schema 1 manifests are not supported)", what);
-  json_t *layers = json_object_get (root, "layers");
-  if (!json_is_array (layers))
-    die ("%s: \"layers\" is not an array", what);
-  struct oci_manifest m = { 0 };
-  descriptor_parse (json_object_get (root, "config"), what, &m.config);
-  m.n_layers = json_array_size (layers);
-  m.layers = xcalloc (m.n_layers + 1, sizeof *m.layers);
-  for (size_t i = 0; i < m.n_layers; i++)
-    {
-      descriptor_parse (json_array_get (layers, i), what, &m.layers[i]);
-      const char *mt = m.layers[i].media_type;
-      if (mt == NULL || !is_layer_type (mt))
-        die ("%s: layer %s has media type %s, not a tar layer this tool can apply", what,
-             m.layers[i].digest, mt != NULL ? mt : "(none)");
-    }
-  *out = m;
+  char *error = NULL;
+  die_on_error (oci_try_manifest_parse (text, len, what, out, &error), &error);
 }
 
-/* An array of strings (or null, or absent: NULL) as a NULL-terminated vector. */
-static char **
-get_strv (json_t *obj, const char *key, const char *what)
+/* An array of strings (or null, or absent: NULL) as a NULL-terminated vector, in *OUT. */
+static int
+get_strv (json_t *obj, const char *key, const char *what, char ***out, char **error)
 {
   json_t *v = json_object_get (obj, key);
+  *out = NULL;
   if (v == NULL || json_is_null (v))
-    return NULL;
+    return 0;
   if (!json_is_array (v))
-    die ("%s: \"%s\" is not an array of strings", what, key);
+    return fail (error, "%s: \"%s\" is not an array of strings", what, key);
   size_t n = json_array_size (v);
-  char **out = xcalloc (n + 1, sizeof (char *));
+  char **strv = xcalloc (n + 1, sizeof (char *));
   for (size_t i = 0; i < n; i++)
     {
       json_t *s = json_array_get (v, i);
       if (!json_is_string (s))
         {
-          strv_free (out);
-          die ("%s: \"%s\" is not an array of strings", what, key);
+          strv_free (strv);
+          return fail (error, "%s: \"%s\" is not an array of strings", what, key);
         }
-      out[i] = xstrdup (json_string_value (s));
+      strv[i] = xstrdup (json_string_value (s));
     }
-  return out;
+  *out = strv;
+  return 0;
+}
+
+/* The fields of CONFIG (a JSON object) that entering uses, into IMAGE. */
+static int
+image_fill (json_t *config, const char *what, struct meta_image *image, char **error)
+{
+  const char *wd, *user;
+  if (get_strv (config, "Env", what, &image->env, error) < 0
+      || get_string (config, "WorkingDir", what, &wd, error) < 0
+      || get_string (config, "User", what, &user, error) < 0)
+    return -1;
+  image->workdir = wd != NULL ? xstrdup (wd) : NULL;
+  image->user = user != NULL ? xstrdup (user) : NULL;
+  if (get_strv (config, "Entrypoint", what, &image->entrypoint, error) < 0
+      || get_strv (config, "Cmd", what, &image->cmd, error) < 0)
+    return -1;
+  return 0;
+}
+
+static int
+diff_ids_fill (json_t *root, const char *what, char ***diff_ids, char **error)
+{
+  json_t *rootfs = json_object_get (root, "rootfs");
+  if (!json_is_object (rootfs))
+    return fail (error, "%s: \"rootfs\" is not an object", what);
+  if (get_strv (rootfs, "diff_ids", what, diff_ids, error) < 0)
+    return -1;
+  if (*diff_ids == NULL)
+    return fail (error, "%s: rootfs.diff_ids is missing", what);
+  for (size_t i = 0; (*diff_ids)[i] != NULL; i++)
+    if (!oci_digest_is_valid ((*diff_ids)[i]))
+      return fail (error, "%s: rootfs.diff_ids holds '%s', not sha256:HEX", what,
+                   (*diff_ids)[i]);
+  return 0;
+}
+
+int
+oci_try_config_parse (const char *text, size_t len, const char *what, struct meta_image *image,
+                      char ***diff_ids, char **error)
+{
+  cleanup_json json_t *root = NULL;
+  if (load_object (text, len, what, &root, error) < 0)
+    return -1;
+  json_t *config = json_object_get (root, "config");
+  if (config != NULL && !json_is_null (config) && !json_is_object (config))
+    return fail (error, "%s: \"config\" is not an object", what);
+  struct meta_image got = { 0 };
+  char **ids = NULL;
+  if ((json_is_object (config) && image_fill (config, what, &got, error) < 0)
+      || (diff_ids != NULL && diff_ids_fill (root, what, &ids, error) < 0))
+    {
+      strv_free (got.env);
+      free (got.workdir);
+      free (got.user);
+      strv_free (got.entrypoint);
+      strv_free (got.cmd);
+      strv_free (ids);
+      return -1;
+    }
+  if (json_is_object (config))
+    {
+      image->env = got.env;
+      image->workdir = got.workdir;
+      image->user = got.user;
+      image->entrypoint = got.entrypoint;
+      image->cmd = got.cmd;
+    }
+  if (diff_ids != NULL)
+    *diff_ids = ids;
+  return 0;
 }
 
 void
 oci_config_parse (const char *text, size_t len, const char *what, struct meta_image *image,
                   char ***diff_ids)
 {
-  cleanup_json json_t *root = load_object (text, len, what);
-  json_t *config = json_object_get (root, "config");
-  if (config != NULL && !json_is_null (config) && !json_is_object (config))
-    die ("%s: \"config\" is not an object", what);
-  if (json_is_object (config))
-    {
-      image->env = get_strv (config, "Env", what);
-      const char *wd = get_string (config, "WorkingDir", what);
-      const char *user = get_string (config, "User", what);
-      image->workdir = wd != NULL ? xstrdup (wd) : NULL;
-      image->user = user != NULL ? xstrdup (user) : NULL;
-      image->entrypoint = get_strv (config, "Entrypoint", what);
-      image->cmd = get_strv (config, "Cmd", what);
-    }
-  if (diff_ids != NULL)
-    {
-      json_t *rootfs = json_object_get (root, "rootfs");
-      if (!json_is_object (rootfs))
-        die ("%s: \"rootfs\" is not an object", what);
-      *diff_ids = get_strv (rootfs, "diff_ids", what);
-      if (*diff_ids == NULL)
-        die ("%s: rootfs.diff_ids is missing", what);
-      for (size_t i = 0; (*diff_ids)[i] != NULL; i++)
-        if (!oci_digest_is_valid ((*diff_ids)[i]))
-          die ("%s: rootfs.diff_ids holds '%s', not sha256:HEX", what, (*diff_ids)[i]);
-    }
+  char *error = NULL;
+  die_on_error (oci_try_config_parse (text, len, what, image, diff_ids, &error), &error);
 }
 
 /* REPO:TAG without the default registry and namespace docker and skopeo may write:
@@ -376,40 +562,68 @@ short_repo_tag (const char *s)
   return s;
 }
 
+/* The image of docker save's manifest ROOT (N entries) that REPO_TAG names into *CHOSEN. */
+static int
+archive_choose (json_t *root, size_t n, const char *what, const char *repo_tag,
+                json_t **chosen, char **error)
+{
+  *chosen = NULL;
+  for (size_t i = 0; i < n && *chosen == NULL; i++)
+    {
+      json_t *entry = json_array_get (root, i);
+      if (!json_is_object (entry))
+        return fail (error, "%s: an image entry is not an object", what);
+      if (repo_tag == NULL)
+        {
+          if (n > 1)
+            return fail (error, "%s: the archive holds %zu images: name one as "
+                         "docker-archive:FILE:REPO:TAG", what, n);
+          *chosen = entry;
+          break;
+        }
+      cleanup_strv char **tags = NULL;
+      if (get_strv (entry, "RepoTags", what, &tags, error) < 0)
+        return -1;
+      for (size_t k = 0; tags != NULL && tags[k] != NULL; k++)
+        if (strcmp (short_repo_tag (tags[k]), short_repo_tag (repo_tag)) == 0)
+          *chosen = entry;
+    }
+  return 0;
+}
+
+int
+oci_try_archive_manifest_parse (const char *text, size_t len, const char *what,
+                                const char *repo_tag, char **config, char ***layers,
+                                char **error)
+{
+  cleanup_json json_t *root = NULL;
+  if (load_json (text, len, what, &root, error) < 0)
+    return -1;
+  if (!json_is_array (root) || json_array_size (root) == 0)
+    return fail (error, "%s: not a non-empty array of images", what);
+  json_t *chosen;
+  if (archive_choose (root, json_array_size (root), what, repo_tag, &chosen, error) < 0)
+    return -1;
+  if (chosen == NULL)
+    return fail (error, "%s: no image tagged '%s'", what, repo_tag);
+  const char *c;
+  if (get_string (chosen, "Config", what, &c, error) < 0)
+    return -1;
+  if (c == NULL)
+    return fail (error, "%s: the image has no Config", what);
+  if (get_strv (chosen, "Layers", what, layers, error) < 0)
+    return -1;
+  if (*layers == NULL)
+    return fail (error, "%s: the image has no Layers", what);
+  *config = xstrdup (c);
+  return 0;
+}
+
 void
 oci_archive_manifest_parse (const char *text, size_t len, const char *what,
                             const char *repo_tag, char **config, char ***layers)
 {
-  cleanup_json json_t *root = load_json (text, len, what);
-  if (!json_is_array (root) || json_array_size (root) == 0)
-    die ("%s: not a non-empty array of images", what);
-  size_t n = json_array_size (root);
-  json_t *chosen = NULL;
-  for (size_t i = 0; i < n && chosen == NULL; i++)
-    {
-      json_t *entry = json_array_get (root, i);
-      if (!json_is_object (entry))
-        die ("%s: an image entry is not an object", what);
-      if (repo_tag == NULL)
-        {
-          if (n > 1)
-            die ("%s: the archive holds %zu images: name one as docker-archive:FILE:REPO:TAG",
-                 what, n);
-          chosen = entry;
-          break;
-        }
-      cleanup_strv char **tags = get_strv (entry, "RepoTags", what);
-      for (size_t k = 0; tags != NULL && tags[k] != NULL; k++)
-        if (strcmp (short_repo_tag (tags[k]), short_repo_tag (repo_tag)) == 0)
-          chosen = entry;
-    }
-  if (chosen == NULL)
-    die ("%s: no image tagged '%s'", what, repo_tag);
-  const char *c = get_string (chosen, "Config", what);
-  if (c == NULL)
-    die ("%s: the image has no Config", what);
-  *layers = get_strv (chosen, "Layers", what);
-  if (*layers == NULL)
-    die ("%s: the image has no Layers", what);
-  *config = xstrdup (c);
+  char *error = NULL;
+  die_on_error (oci_try_archive_manifest_parse (text, len, what, repo_tag, config, layers,
+                                                &error), &error);
 }

@@ -87,3 +87,19 @@ void oci_config_parse (const char *text, size_t len, const char *what, struct me
  * when REPO_TAG is NULL): its Config and Layers paths inside the archive. */
 void oci_archive_manifest_parse (const char *text, size_t len, const char *what,
                                  const char *repo_tag, char **config, char ***layers);
+
+/* The same readers returning -1 with *ERROR (the one-line message the ones above die()
+ * with; caller frees) instead of ending the process, having freed what they allocated:
+ * for the fuzzer (fuzz/fuzz-oci.c), which must go on to the next input. */
+int oci_try_document_kind (const char *text, size_t len, const char *media_type,
+                           const char *what, enum oci_document_kind *kind, char **error);
+int oci_try_index_select (const char *text, size_t len, const char *what, const char *tag,
+                          const struct oci_platform *platform, struct oci_descriptor *out,
+                          char **error);
+int oci_try_manifest_parse (const char *text, size_t len, const char *what,
+                            struct oci_manifest *out, char **error);
+int oci_try_config_parse (const char *text, size_t len, const char *what,
+                          struct meta_image *image, char ***diff_ids, char **error);
+int oci_try_archive_manifest_parse (const char *text, size_t len, const char *what,
+                                    const char *repo_tag, char **config, char ***layers,
+                                    char **error);

@@ -11,7 +11,7 @@
  * skipped, set-id bits dropped, ownership not kept, the size limit), because it goes
  * through the same code. Files linked more than once become hard link entries to their
  * first name (as bsdtar does), so they stay linked in the copy. File data is cloned by
- * reference where the filesystem can (extract.c, copy_entry_fd), else copied. */
+ * reference where the filesystem can (extract-entry.c, copy_entry_fd), else copied. */
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,210 @@
+/* The extractor's input: the source read block by block, hashed and counted as it is read,
+ * with gzip and lz4 decoded here by zlib and liblz4 (which verify the checksums libarchive
+ * skips: gunzip.h, unlz4.h) and every other filter of the tar family left to libarchive. */
+#include <archive.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "store/extract-internal.h"
+#include "store/interrupt.h"
+
+static void
+decoder_start (struct decoder *d, const unsigned char *first, size_t len)
+{
+  if ((d->gz = gunzip_new (first, len)) != NULL)
+    d->kind = DECODER_GZIP;
+  else if ((d->lz4 = unlz4_new (first, len)) != NULL)
+    d->kind = DECODER_LZ4;
+}
+
+static const char *
+decoder_name (const struct decoder *d)
+{
+  return d->kind == DECODER_GZIP ? "gzip" : "lz4";
+}
+
+static void
+decoder_input (struct decoder *d, const unsigned char *buf, size_t len)
+{
+  if (d->kind == DECODER_GZIP)
+    gunzip_input (d->gz, buf, len);
+  else if (d->kind == DECODER_LZ4)
+    unlz4_input (d->lz4, buf, len);
+}
+
+static ssize_t
+decoder_output (struct decoder *d, const unsigned char **out, const char **why)
+{
+  if (d->kind == DECODER_GZIP)
+    return gunzip_output (d->gz, out, why);
+  if (d->kind == DECODER_LZ4)
+    return unlz4_output (d->lz4, out, why);
+  return 0;
+}
+
+static bool
+decoder_over (const struct decoder *d)
+{
+  if (d->kind == DECODER_GZIP)
+    return gunzip_over (d->gz);
+  if (d->kind == DECODER_LZ4)
+    return unlz4_over (d->lz4);
+  return true;
+}
+
+/* -1 with *why if the stream was cut short; the decoder is then done with. */
+int
+decoder_finish (struct decoder *d, const char **why)
+{
+  int r = 0;
+  if (d->kind == DECODER_GZIP)
+    r = gunzip_finish (d->gz, why);
+  else if (d->kind == DECODER_LZ4)
+    r = unlz4_finish (d->lz4, why);
+  *d = (struct decoder) { .kind = DECODER_NONE };
+  return r;
+}
+
+/* The next block of the file into x->buf, hashed and counted: its length, 0 at the end,
+ * -1 with errno. */
+static ssize_t
+read_raw (struct extractor *x)
+{
+  ssize_t n;
+  size_t want = x->remaining < sizeof x->buf ? (size_t) x->remaining : sizeof x->buf;
+  do
+    {
+      interrupt_check ();
+      n = read (x->fd, x->buf, want);
+    }
+  while (n < 0 && errno == EINTR);
+  if (n > 0)
+    x->remaining -= (uint64_t) n;
+  if (n <= 0)
+    return n;
+  sha256_update (&x->hash, x->buf, (size_t) n);
+  if (x->opts->progress != NULL)
+    x->opts->progress ((uint64_t) n, x->opts->progress_data);
+  return n;
+}
+
+/* libarchive's read callback: the file as it is, or for gzip and lz4 the tar inside it. */
+ssize_t
+read_and_hash (struct archive *a, void *data, const void **buffer)
+{
+  struct extractor *x = data;
+  ssize_t n;
+  if (!x->started || x->dec.kind == DECODER_NONE)
+    {
+      n = read_raw (x);
+      if (n < 0)
+        {
+          archive_set_error (a, errno, "read error");
+          return -1;
+        }
+      if (!x->started)
+        {
+          x->started = true;
+          decoder_start (&x->dec, x->buf, (size_t) n);
+        }
+      if (x->dec.kind == DECODER_NONE)
+        {
+          *buffer = x->buf;
+          return n;
+        }
+      decoder_input (&x->dec, x->buf, (size_t) n);
+    }
+  for (;;)
+    {
+      const unsigned char *out;
+      const char *why;
+      ssize_t m = decoder_output (&x->dec, &out, &why);
+      if (m < 0)
+        {
+          archive_set_error (a, EIO, "corrupt %s stream: %s", decoder_name (&x->dec), why);
+          return -1;
+        }
+      if (m > 0)
+        {
+          *buffer = out;
+          return m;
+        }
+      if (decoder_over (&x->dec))
+        return 0; /* trailing bytes: drain_and_hash hashes them */
+      n = read_raw (x);
+      if (n < 0)
+        {
+          archive_set_error (a, errno, "read error");
+          return -1;
+        }
+      if (n == 0)
+        {
+          if (decoder_finish (&x->dec, &why) < 0)
+            {
+              archive_set_error (a, EIO, "%s", why);
+              return -1;
+            }
+          return 0;
+        }
+      decoder_input (&x->dec, x->buf, (size_t) n);
+    }
+}
+
+/* Hash whatever follows the end of the archive too: the digest covers the whole file; and
+ * decode the rest of a gzip member or lz4 frame libarchive did not need, so its checksum
+ * is verified. */
+int
+drain_and_hash (struct extractor *x)
+{
+  const char *why;
+  for (;;)
+    {
+      if (!decoder_over (&x->dec))
+        {
+          const unsigned char *out;
+          ssize_t m = decoder_output (&x->dec, &out, &why);
+          if (m < 0)
+            return extract_fail (x, "%s: corrupt %s stream: %s", x->desc,
+                                 decoder_name (&x->dec), why);
+          if (m > 0)
+            continue;
+        }
+      ssize_t n = read_raw (x);
+      if (n < 0)
+        return extract_fail_errno (x, "%s: read error", x->desc);
+      if (n == 0)
+        break;
+      decoder_input (&x->dec, x->buf, (size_t) n);
+    }
+  if (decoder_finish (&x->dec, &why) < 0)
+    return extract_fail (x, "%s: %s", x->desc, why);
+  return 0;
+}
+
+struct archive *
+extract_tar_reader (void)
+{
+  struct archive *a = archive_read_new ();
+  if (a == NULL)
+    die ("out of memory");
+  if (archive_read_support_format_tar (a) != ARCHIVE_OK
+      || archive_read_support_filter_gzip (a) != ARCHIVE_OK
+      || archive_read_support_filter_bzip2 (a) != ARCHIVE_OK
+      || archive_read_support_filter_xz (a) != ARCHIVE_OK
+      || archive_read_support_filter_lzma (a) != ARCHIVE_OK
+      || archive_read_support_filter_zstd (a) != ARCHIVE_OK
+      || archive_read_support_filter_lz4 (a) != ARCHIVE_OK
+      || archive_read_support_filter_compress (a) != ARCHIVE_OK)
+    die ("libarchive lacks a decompressor it was expected to have: %s",
+         archive_why (a));
+  return a;
+}
+
+const char *
+archive_why (struct archive *a)
+{
+  const char *s = archive_error_string (a);
+  return s != NULL && *s != '\0' ? s : "truncated or corrupt archive";
+}
