@@ -1,6 +1,6 @@
-/* What the user asks for (one table of options, each with an environment fallback) and what
- * the admin set in plugstack.conf. Runs in every context: srun and sbatch/salloc as the user,
- * slurmstepd as root, where it only parses strings. */
+/* What the user asks for: one table of options, each with an environment fallback. Runs in
+ * every context: srun and sbatch/salloc as the user, slurmstepd as root, where it only parses
+ * strings. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,12 +10,7 @@
 #include "spank/image-name.h"
 #include "spank/plugin.h"
 
-#ifndef ENTER_DEVROOT_BIN
-#error "ENTER_DEVROOT_BIN: the installed enter-devroot, set by Makefile.am"
-#endif
-
 struct devroot_request request;
-struct devroot_config config;
 
 /* A --devroot-mounts item, and the --bind argument made of it. */
 #define MOUNT_SPEC_MAX 8192
@@ -528,53 +523,6 @@ options_to_job_env (spank_t sp)
   return 0;
 }
 
-int
-config_parse (int ac, char **av)
-{
-  static const char bin_key[] = "enter_devroot=", compat_key[] = "pyxis_compat=",
-                    runtime_key[] = "runtime_path=", timeout_key[] = "child_timeout=";
-  config.enter_devroot = ENTER_DEVROOT_BIN;
-  config.runtime_path = "/run/enter-devroot";
-  config.workdir_submit = true;
-  config.child_timeout = CHILD_TIMEOUT_DEFAULT;
-  for (int i = 0; i < ac; i++)
-    {
-      if (strncmp (av[i], timeout_key, sizeof timeout_key - 1) == 0)
-        {
-          const char *v = av[i] + sizeof timeout_key - 1;
-          char *end;
-          unsigned long t = strtoul (v, &end, 10);
-          if (v[0] < '1' || v[0] > '9' || *end != '\0' || t > CHILD_TIMEOUT_MAX)
-            {
-              slurm_error ("%s: plugstack.conf: %s: not a number of seconds from 1 to %d",
-                           PLUGIN_NAME, av[i], CHILD_TIMEOUT_MAX);
-              return -1;
-            }
-          config.child_timeout = (unsigned) t;
-          continue;
-        }
-      if (strncmp (av[i], bin_key, sizeof bin_key - 1) == 0 && av[i][sizeof bin_key - 1] == '/')
-        config.enter_devroot = av[i] + sizeof bin_key - 1;
-      else if (strncmp (av[i], runtime_key, sizeof runtime_key - 1) == 0
-               && av[i][sizeof runtime_key - 1] == '/')
-        config.runtime_path = av[i] + sizeof runtime_key - 1;
-      else if (strcmp (av[i], "default_workdir=submit") == 0
-               || strcmp (av[i], "default_workdir=root") == 0)
-        config.workdir_submit = strcmp (av[i], "default_workdir=submit") == 0;
-      else if (strcmp (av[i], "pyxis_compat=1") == 0 || strcmp (av[i], "pyxis_compat=0") == 0)
-        config.pyxis_compat = av[i][sizeof compat_key - 1] == '1';
-      else
-        {
-          slurm_error ("%s: plugstack.conf: unknown argument '%s' (enter_devroot=/ABSOLUTE/PATH, "
-                       "pyxis_compat=0|1, runtime_path=/ABSOLUTE/DIR, default_workdir=submit|root, "
-                       "child_timeout=SECONDS)",
-                       PLUGIN_NAME, av[i]);
-          return -1;
-        }
-    }
-  return 0;
-}
-
 enum batch_mode
 batch_mode_of (void)
 {
@@ -588,47 +536,6 @@ bool
 devroot_requested (void)
 {
   return request.image != NULL || request.name != NULL || request.refused != NULL;
-}
-
-int
-root_name (spank_t sp, char name[ROOT_NAME_MAX + 1])
-{
-  uint32_t job, step, node;
-  struct jobroot r = { .owner = SLURM_ROOT_PLUGIN, .name = request.name };
-  char where[SLURM_WHERE_MAX + 1], step_s[16];
-  if (spank_get_item (sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
-    return -1;
-  r.job = job;
-  if (request.name != NULL)
-    {
-      /* The job's on this host: root's record of it is this host's (stepd-as-root.c). */
-      jobroot_host (where);
-      r.where = where;
-      return jobroot_name (&r, name);
-    }
-  if (spank_get_item (sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS
-      || spank_get_item (sp, S_JOB_NODEID, &node) != ESPANK_SUCCESS)
-    return -1;
-  if (step == SLURM_BATCH_SCRIPT)
-    snprintf (step_s, sizeof step_s, "batch");
-  else if (step == SLURM_INTERACTIVE_STEP)
-    snprintf (step_s, sizeof step_s, "interactive");
-  else
-    snprintf (step_s, sizeof step_s, "%u", step);
-  snprintf (where, sizeof where, "%u", node);
-  r.step = step_s;
-  r.where = where;
-  return jobroot_name (&r, name);
-}
-
-int
-record_path (spank_t sp, char *buf, size_t size)
-{
-  uint32_t job;
-  if (spank_get_item (sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
-    return -1;
-  int n = snprintf (buf, size, "%s/%u", config.runtime_path, job);
-  return n > 0 && (size_t) n < size ? 0 : -1;
 }
 
 /* A --devroot-mounts item, unescaped, as enter-devroot's "SRC:DST[:ro]". */

@@ -5,7 +5,9 @@
  * entering. Each file holds the code of one Slurm context and says in its name who runs it:
  *
  *   dispatch.c          every context: the callbacks Slurm looks up, switching on the context
- *   options.c           every context: the option table, DEVROOT_* fallbacks, plugstack args
+ *   options.c           every context: the option table, DEVROOT_* fallbacks
+ *   config.c            every context: the plugstack.conf arguments
+ *   root-name.c         every context: the names of a job's roots, root's records of them
  *   srun-as-user.c      srun, the user's own process: one pull per job, before tasks launch
  *   stepd-as-root.c     slurmstepd, root: the step's shared state; the root's removal
  *   task-as-user.c      each task, already the job's user: prepare once per node, then exec
@@ -77,7 +79,7 @@ struct devroot_config
 extern struct devroot_request request;
 extern struct devroot_config config;
 
-/* options.c */
+/* config.c */
 int config_parse (int ac, char **av);
 int options_register (spank_t sp);
 /* Fill what no option set from the DEVROOT_* (or, with pyxis_compat, PYXIS_CONTAINER_*)
