@@ -30,6 +30,7 @@
 
 #include "ci/ci.h"
 #include "ci/driver.h"
+#include "common/atomic-file.h"
 #include "common/name.h"
 #include "common/paths.h"
 #include "common/util.h"
@@ -229,9 +230,7 @@ write_mode (const char *name, const char *mode)
   cleanup_free char *dir = driver_dir ("jobs");
   make_dir (dir);
   cleanup_free char *path = mode_file (name);
-  cleanup_free char *tmp = xasprintf ("%s.tmp", path);
-  cleanup_fd int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0 || write_all (fd, mode, strlen (mode)) < 0 || rename (tmp, path) < 0)
+  if (atomic_file_write (AT_FDCWD, path, mode, strlen (mode), 0600, 0) < 0)
     fail_system ("cannot record the job's mode in %s: %s", path, strerror (errno));
 }
 

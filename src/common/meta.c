@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/atomic-file.h"
 #include "common/meta.h"
 
 #define META_MAX_SIZE (1024 * 1024)
@@ -483,20 +484,8 @@ meta_write (const char *path, const struct meta *m)
   meta_append_json (&sb, m, NULL);
   strbuf_append_c (&sb, '\n');
   cleanup_free char *text = strbuf_steal (&sb);
-  cleanup_free char *tmp = xasprintf ("%s.tmp", path);
-  cleanup_fd int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    die_with_error ("cannot write metadata %s", tmp);
-  if (write_all (fd, text, strlen (text)) < 0 || fsync (fd) < 0)
-    {
-      unlink (tmp);
-      die_with_error ("cannot write metadata %s", tmp);
-    }
-  if (rename (tmp, path) < 0)
-    {
-      unlink (tmp);
-      die_with_error ("cannot rename metadata into place %s", path);
-    }
+  if (atomic_file_write (AT_FDCWD, path, text, strlen (text), 0600, ATOMIC_FSYNC) < 0)
+    die_with_error ("cannot write metadata %s", path);
 }
 
 int

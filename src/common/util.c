@@ -12,7 +12,7 @@
 
 #include "common/util.h"
 
-static void (*die_cleanup) (void);
+static void (*die_cleanup) (void), (*die_temp_cleanup) (void);
 
 void
 set_die_cleanup (void (*fn) (void))
@@ -20,11 +20,19 @@ set_die_cleanup (void (*fn) (void))
   die_cleanup = fn;
 }
 
+void
+set_die_temp_cleanup (void (*fn) (void))
+{
+  die_temp_cleanup = fn;
+}
+
 static void
 run_die_cleanup (void)
 {
-  void (*fn) (void) = die_cleanup;
-  die_cleanup = NULL; /* a failure inside the cleanup must not recurse */
+  void (*fn) (void) = die_cleanup, (*temps) (void) = die_temp_cleanup;
+  die_cleanup = die_temp_cleanup = NULL; /* a failure inside the cleanup must not recurse */
+  if (temps != NULL)
+    temps ();
   if (fn != NULL)
     fn ();
 }

@@ -112,3 +112,6 @@ char *strbuf_steal (struct strbuf *sb);
 /* One function die() calls before exiting, so a failed create removes its staging
  * directory whatever failed. NULL unregisters. */
 void set_die_cleanup (void (*fn) (void));
+/* A second slot, apart from the command's own: atomic-file.c's, which removes the
+ * temporaries being written. */
+void set_die_temp_cleanup (void (*fn) (void));

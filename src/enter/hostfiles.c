@@ -26,6 +26,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "common/atomic-file.h"
 #include "common/meta.h"
 #include "common/paths.h"
 #include "common/roots.h"
@@ -130,23 +131,14 @@ hostfiles_bind (const char *name)
 static char *
 write_copy (int etc, const char *file, const char *content, size_t len)
 {
-  cleanup_free char *tmp = xasprintf (".%s.enter-devroot", file);
-  /* Debris of an interrupted copy (we hold the name lock: nobody else writes it). */
-  if (unlinkat (etc, tmp, 0) < 0 && errno != ENOENT)
-    return NULL;
-  cleanup_fd int fd = openat (etc, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                              HOSTFILE_MODE);
-  if (fd < 0)
+  cleanup_atomic_file struct atomic_file f;
+  if (atomic_file_open (&f, etc, file, HOSTFILE_MODE) < 0)
     return NULL;
   struct stat st;
-  if (write_all (fd, content, len) < 0 || fchmod (fd, HOSTFILE_MODE) < 0
-      || renameat (etc, tmp, etc, file) < 0 || fstat (fd, &st) < 0)
-    {
-      int errsv = errno;
-      unlinkat (etc, tmp, 0);
-      errno = errsv;
-      return NULL;
-    }
+  /* The stamp after the rename, which changes the ctime it holds. */
+  if (write_all (f.fd, content, len) < 0 || fchmod (f.fd, HOSTFILE_MODE) < 0
+      || atomic_file_commit (&f, 0) < 0 || fstat (f.fd, &st) < 0)
+    return NULL;
   return meta_copy_stamp (&st);
 }
 

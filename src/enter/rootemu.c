@@ -47,6 +47,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/atomic-file.h"
 #include "common/rootemu-files.h"
 #include "common/util.h"
 #include "enter/bpf.h"
@@ -114,21 +115,12 @@ write_package_manager_settings (const char *name)
         continue; /* not this package manager's root */
       if (lstat (f->path, &st) == 0)
         continue;
-      cleanup_free char *tmp = xasprintf ("%s.%ld.tmp", f->path, (long) getpid ());
-      int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-      if (fd < 0)
-        {
-          warn ("root '%s': --root: cannot write %s: %s", name, f->path, strerror (errno));
-          continue;
-        }
+      cleanup_atomic_file struct atomic_file out;
       int err = 0;
-      if (write_all (fd, f->content, strlen (f->content)) < 0 || fchmod (fd, 0644) < 0)
+      if (atomic_file_open (&out, AT_FDCWD, f->path, 0644) < 0
+          || write_all (out.fd, f->content, strlen (f->content)) < 0 || fchmod (out.fd, 0644) < 0
+          || atomic_file_commit (&out, ATOMIC_NOREPLACE) < 0)
         err = errno;
-      if (close (fd) < 0 && err == 0)
-        err = errno;
-      if (err == 0 && link (tmp, f->path) < 0)
-        err = errno;
-      unlink (tmp);
       if (err != 0 && err != EEXIST) /* EEXIST: another run linked it first */
         warn ("root '%s': --root: cannot write %s: %s", name, f->path, strerror (err));
       if (err != 0)

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/atomic-file.h"
 #include "common/meta.h"
 #include "common/util.h"
 #include "common/verbose.h"
@@ -445,25 +446,20 @@ cache_commit (const struct cache *c, const char *name, int fd, const char *hex,
   cleanup_free char *to = xasprintf ("%s/%s", c->sha256, hex);
   cleanup_free char *validators = xasprintf ("%s/%s.validators", c->partial, name);
   cleanup_free char *origin_path = xasprintf ("%s/%s", c->origin, hex);
-  cleanup_free char *origin_tmp = xasprintf ("%s/.%s.XXXXXX", c->origin, hex);
 
   /* Others read what a shared cache holds; they never can write it. */
   if (c->shared && fchmod (fd, SHARED_FILE_MODE) < 0)
     die_with_error ("cannot make %s readable by the cache's other users", from);
-  /* The origin first: a cached file without one is listed as "unknown", never wrong. A
-   * name of our own (mkostemp): another user may have planted any predictable one. */
-  cleanup_fd int ofd = mkostemp (origin_tmp, O_CLOEXEC);
+  /* The origin first: a cached file without one is listed as "unknown", never wrong. */
+  cleanup_atomic_file struct atomic_file of;
   cleanup_free char *line = xasprintf ("%s\n", origin);
-  if (ofd < 0 || write_all (ofd, line, strlen (line)) < 0
-      || (c->shared && fchmod (ofd, SHARED_FILE_MODE) < 0))
+  if (atomic_file_open (&of, AT_FDCWD, origin_path, 0600) < 0
+      || write_all (of.fd, line, strlen (line)) < 0
+      || (c->shared && fchmod (of.fd, SHARED_FILE_MODE) < 0))
     die_with_error ("cannot write %s", origin_path);
-  if (rename (origin_tmp, origin_path) < 0)
-    {
-      /* Another user's origin line, in a sticky directory: theirs stays. */
-      if (errno != EPERM && errno != EACCES)
-        die_with_error ("cannot write %s", origin_path);
-      unlink (origin_tmp);
-    }
+  /* Another user's origin line, in a sticky directory: theirs stays. */
+  if (atomic_file_commit (&of, 0) < 0 && errno != EPERM && errno != EACCES)
+    die_with_error ("cannot write %s", origin_path);
   if (rename (from, to) < 0)
     {
       /* Another user's file (ignored as not matching, or a FIFO) holds the name, in a

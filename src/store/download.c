@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/atomic-file.h"
 #include "common/util.h"
 #include "common/verbose.h"
 #include "store/digest.h"
@@ -100,7 +101,6 @@ static void
 validators_store (int dirfd, const char *name, const struct validators *v)
 {
   cleanup_free char *vname = validators_name (name);
-  cleanup_free char *tmp = xasprintf (".%s.tmp", vname);
   if (v->etag == NULL && v->last_modified == NULL)
     {
       /* Nothing to resume with: make sure stale validators cannot vouch for new bytes. */
@@ -115,12 +115,7 @@ validators_store (int dirfd, const char *name, const struct validators *v)
   if (v->last_modified != NULL)
     strbuf_appendf (&sb, "last-modified %s\n", v->last_modified);
   cleanup_free char *text = strbuf_steal (&sb);
-  /* A file of our own: whatever another user planted under that name is not written to. */
-  if (unlinkat (dirfd, tmp, 0) < 0 && errno != ENOENT)
-    die_with_error ("cannot delete %s", tmp);
-  cleanup_fd int fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                              0600);
-  if (fd < 0 || write_all (fd, text, strlen (text)) < 0 || renameat (dirfd, tmp, dirfd, vname) < 0)
+  if (atomic_file_write (dirfd, vname, text, strlen (text), 0600, 0) < 0)
     die_with_error ("cannot write %s", vname);
 }
 

@@ -37,6 +37,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "common/atomic-file.h"
 #include "common/account.h"
 #include "common/meta.h"
 #include "common/name.h"
@@ -364,8 +365,6 @@ export_copy_data (struct archive *a, const struct walk_entry *e, char *buf, cons
 
 /* ---- the output file */
 
-static char *cleanup_tmp;
-
 /* An OCI-made root's image config (image-config.h), after the tree: it wins over a file of
  * that name in the root when the archive is unpacked. */
 static void
@@ -380,13 +379,6 @@ export_image_config (struct exporter *x, int rootfd, const char *config)
   st.st_mode = S_IFREG | 0644;
   begin_entry (x, IMAGE_CONFIG_PATH, &st);
   write_content (x, IMAGE_CONFIG_PATH, config, strlen (config));
-}
-
-static void
-export_cleanup (void)
-{
-  if (cleanup_tmp != NULL)
-    unlink (cleanup_tmp);
 }
 
 bool
@@ -471,16 +463,10 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   if (rootfd < 0)
     die_with_error ("cannot export '%s': cannot open %s", name, root);
 
-  cleanup_free char *tmp = xasprintf ("%s.XXXXXX", file);
-  cleanup_fd int fd = mkstemp (tmp);
-  if (fd < 0)
+  cleanup_atomic_file struct atomic_file out;
+  if (atomic_file_open (&out, AT_FDCWD, file, 0666) < 0)
     die_with_error ("cannot export '%s': cannot create a temporary file beside %s", name, file);
-  cleanup_tmp = tmp;
-  set_die_cleanup (export_cleanup);
-  mode_t mask = umask (0);
-  umask (mask);
-  if (fchmod (fd, 0666 & ~mask) < 0)
-    die_with_error ("cannot export '%s': cannot set the mode of %s", name, tmp);
+  int fd = out.fd;
 
   x.a = archive_write_new ();
   x.entry = archive_entry_new ();
@@ -503,13 +489,11 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   check (&x, archive_write_close (x.a), "the output");
   progress_end (&x.bar);
   if (fsync (fd) < 0)
-    die_with_error ("cannot export '%s': cannot write %s", name, tmp);
+    die_with_error ("cannot export '%s': cannot write %s", name, file);
   interrupt_check_note (x.interrupted_note);
-  if (rename (tmp, file) < 0)
-    die_with_error ("cannot export '%s': cannot rename %s to %s", name, tmp, file);
+  if (atomic_file_commit (&out, 0) < 0)
+    die_with_error ("cannot export '%s': cannot rename its temporary file to %s", name, file);
   interrupt_commit ();
-  set_die_cleanup (NULL);
-  cleanup_tmp = NULL;
 
   archive_write_free (x.a);
   archive_entry_free (x.entry);

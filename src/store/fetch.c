@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/atomic-file.h"
 #include "common/meta.h"
 #include "common/name.h"
 #include "common/paths.h"
@@ -111,10 +112,7 @@ load_saved_catalog (const char *path, size_t *len, time_t *when)
 static void
 save_catalog (const char *path, const char *text, size_t len)
 {
-  cleanup_free char *tmp = xasprintf ("%s.tmp", path);
-  cleanup_fd int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 || write_all (fd, text, len) < 0 || rename (tmp, path) < 0)
-    unlink (tmp);
+  atomic_file_write (AT_FDCWD, path, text, len, 0600, 0);
 }
 
 static void

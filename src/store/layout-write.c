@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/atomic-file.h"
 #include "common/util.h"
 #include "store/layout-write.h"
 #include "store/oci-image.h"
@@ -34,11 +35,11 @@ static void
 write_file (struct layout_out *l, const char *name, int fd, off_t offset, const char *data,
             uint64_t size)
 {
-  cleanup_free char *tmp = xasprintf ("%s.tmp.XXXXXX", name);
-  cleanup_free char *path = xasprintf ("%s/%s", l->dir, tmp);
-  cleanup_fd int out = mkstemp (path);
-  if (out < 0)
+  cleanup_free char *final = xasprintf ("%s/%s", l->dir, name);
+  cleanup_atomic_file struct atomic_file f;
+  if (atomic_file_open (&f, AT_FDCWD, final, 0644) < 0)
     die_with_error ("%s: cannot create a file in %s", l->what, l->dir);
+  int out = f.fd;
   bool ok = true;
   if (fd < 0)
     ok = write_all (out, data, (size_t) size) == 0;
@@ -55,14 +56,8 @@ write_file (struct layout_out *l, const char *name, int fd, off_t offset, const 
           off += n > 0 ? (uint64_t) n : 0;
         }
     }
-  cleanup_free char *final = xasprintf ("%s/%s", l->dir, name);
-  if (!ok || fchmod (out, 0644) < 0 || fsync (out) < 0 || rename (path, final) < 0)
-    {
-      int saved = errno;
-      unlink (path);
-      errno = saved;
-      die_with_error ("%s: cannot write %s", l->what, final);
-    }
+  if (!ok || fchmod (out, 0644) < 0 || atomic_file_commit (&f, ATOMIC_FSYNC) < 0)
+    die_with_error ("%s: cannot write %s", l->what, final);
 }
 
 struct layout_out *

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/atomic-file.h"
 #include "common/meta.h"
 #include "common/name.h"
 #include "common/util.h"
@@ -219,14 +220,8 @@ write_catalog (int dirfd, const char *dir, const struct catalog *cat)
         strbuf_appendf (&sb, "description = %s\n", e->description);
     }
   cleanup_free char *text = strbuf_steal (&sb);
-  char *tmp = temp_name (dirfd, CATALOG_FILE);
-  mode_t mask = umask (0);
-  umask (mask);
-  cleanup_fd int fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                              0666 & ~mask);
-  if (fd < 0 || write_all (fd, text, strlen (text)) < 0 || fsync (fd) < 0)
-    die_with_error ("publish: cannot write %s/%s", dir, tmp);
-  rename_into_place (dirfd, dir, tmp, CATALOG_FILE);
+  if (atomic_file_write (dirfd, CATALOG_FILE, text, strlen (text), 0666, ATOMIC_FSYNC) < 0)
+    die_with_error ("publish: cannot write %s/" CATALOG_FILE, dir);
 }
 
 void

@@ -1,0 +1,144 @@
+/* Replace a file whole (atomic-file.h). The one way the tools write a file others read:
+ * metadata, catalogues, validators, layouts, exported archives. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "common/atomic-file.h"
+#include "common/util.h"
+
+/* Tries at a fresh random name before giving up (each EEXIST: a name already there). */
+#define TEMP_TRIES 100
+
+/* The temporaries not yet committed or discarded, newest first: what die() removes. */
+static struct atomic_file *pending;
+
+static void
+remove_pending (void)
+{
+  for (struct atomic_file *f = pending; f != NULL; f = f->next)
+    if (f->tmp != NULL)
+      unlinkat (f->dirfd, f->tmp, 0);
+  pending = NULL;
+}
+
+static void
+forget (struct atomic_file *f)
+{
+  for (struct atomic_file **p = &pending; *p != NULL; p = &(*p)->next)
+    if (*p == f)
+      {
+        *p = f->next;
+        break;
+      }
+  f->next = NULL;
+}
+
+/* TARGET's directory part and a new name ".BASE.XXXXXXXX" there. */
+static char *
+temp_name (const char *target)
+{
+  const char *slash = strrchr (target, '/');
+  int dirlen = slash != NULL ? (int) (slash - target + 1) : 0;
+  uint32_t r;
+  if (getrandom (&r, sizeof r, GRND_NONBLOCK) != sizeof r)
+    {
+      static uint32_t serial;
+      r = (uint32_t) getpid () * 2654435761u + serial++;
+    }
+  return xasprintf ("%.*s.%s.%08x", dirlen, target, target + dirlen, r);
+}
+
+int
+atomic_file_open (struct atomic_file *f, int dirfd, const char *target, mode_t mode)
+{
+  *f = (struct atomic_file) { .dirfd = dirfd, .fd = -1 };
+  for (int i = 0; i < TEMP_TRIES; i++)
+    {
+      char *tmp = temp_name (target);
+      int fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+      if (fd >= 0)
+        {
+          f->target = xstrdup (target);
+          f->tmp = tmp;
+          f->fd = fd;
+          f->next = pending;
+          pending = f;
+          set_die_temp_cleanup (remove_pending);
+          return 0;
+        }
+      int errsv = errno;
+      free (tmp);
+      errno = errsv;
+      if (errno != EEXIST)
+        return -1;
+    }
+  return -1;
+}
+
+/* renameat2 (RENAME_NOREPLACE), or where the filesystem has no such rename, a hard link
+ * (which never replaces either) and the temporary's removal. */
+static int
+rename_noreplace (struct atomic_file *f)
+{
+  if (renameat2 (f->dirfd, f->tmp, f->dirfd, f->target, RENAME_NOREPLACE) == 0)
+    return 0;
+  if (errno != EINVAL && errno != ENOSYS)
+    return -1;
+  if (linkat (f->dirfd, f->tmp, f->dirfd, f->target, 0) < 0)
+    return -1;
+  unlinkat (f->dirfd, f->tmp, 0);
+  return 0;
+}
+
+int
+atomic_file_commit (struct atomic_file *f, unsigned flags)
+{
+  int rc;
+  if ((flags & ATOMIC_FSYNC) != 0 && fsync (f->fd) < 0)
+    rc = -1;
+  else if ((flags & ATOMIC_NOREPLACE) != 0)
+    rc = rename_noreplace (f);
+  else
+    rc = renameat (f->dirfd, f->tmp, f->dirfd, f->target);
+  int errsv = errno;
+  if (rc < 0)
+    unlinkat (f->dirfd, f->tmp, 0);
+  forget (f);
+  free (f->tmp);
+  f->tmp = NULL;
+  errno = errsv;
+  return rc;
+}
+
+void
+atomic_file_discard (struct atomic_file *f)
+{
+  int errsv = errno;
+  if (f->tmp != NULL)
+    unlinkat (f->dirfd, f->tmp, 0);
+  forget (f);
+  free (f->tmp);
+  f->tmp = NULL;
+  free (f->target);
+  f->target = NULL;
+  if (f->fd >= 0)
+    close (f->fd);
+  f->fd = -1;
+  errno = errsv;
+}
+
+int
+atomic_file_write (int dirfd, const char *target, const void *data, size_t len, mode_t mode,
+                   unsigned flags)
+{
+  cleanup_atomic_file struct atomic_file f;
+  if (atomic_file_open (&f, dirfd, target, mode) < 0)
+    return -1;
+  if (write_all (f.fd, data, len) < 0)
+    return -1;
+  return atomic_file_commit (&f, flags);
+}

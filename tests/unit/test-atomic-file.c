@@ -1,0 +1,145 @@
+/* A file replaced whole or not at all (src/common/atomic-file.c): the target holds the old
+ * bytes or the new ones, and no temporary is left by a commit, a failure or die(). */
+#include "unit.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/atomic-file.h"
+#include "common/util.h"
+
+static char dir[] = "/tmp/test-atomic-file.XXXXXX";
+static int dirfd_ = -1;
+
+static int
+setup (void **state)
+{
+  (void) state;
+  if (mkdtemp (dir) == NULL)
+    return -1;
+  dirfd_ = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return dirfd_ < 0 ? -1 : 0;
+}
+
+static int
+teardown (void **state)
+{
+  (void) state;
+  DIR *d = opendir (dir);
+  for (struct dirent *de; d != NULL && (de = readdir (d)) != NULL;)
+    unlinkat (dirfd_, de->d_name, 0);
+  if (d != NULL)
+    closedir (d);
+  close (dirfd_);
+  return rmdir (dir);
+}
+
+/* Names in the directory, "." and ".." aside. */
+static int
+entries (void)
+{
+  int n = 0;
+  DIR *d = opendir (dir);
+  for (struct dirent *de; d != NULL && (de = readdir (d)) != NULL;)
+    n += strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0;
+  closedir (d);
+  return n;
+}
+
+static void
+read_back (const char *name, const char *want)
+{
+  char buf[64] = { 0 };
+  int fd = openat (dirfd_, name, O_RDONLY | O_CLOEXEC);
+  assert_true (fd >= 0);
+  assert_true (read (fd, buf, sizeof buf - 1) >= 0);
+  close (fd);
+  assert_string_equal (buf, want);
+}
+
+static void
+write_replaces_and_leaves_no_temporary (void **state)
+{
+  (void) state;
+  assert_int_equal (atomic_file_write (dirfd_, "f", "old", 3, 0600, 0), 0);
+  assert_int_equal (atomic_file_write (dirfd_, "f", "new", 3, 0600, ATOMIC_FSYNC), 0);
+  read_back ("f", "new");
+  assert_int_equal (entries (), 1);
+  unlinkat (dirfd_, "f", 0);
+}
+
+static void
+noreplace_keeps_the_existing_file (void **state)
+{
+  (void) state;
+  assert_int_equal (atomic_file_write (dirfd_, "f", "first", 5, 0600, 0), 0);
+  assert_int_equal (atomic_file_write (dirfd_, "f", "second", 6, 0600, ATOMIC_NOREPLACE), -1);
+  assert_int_equal (errno, EEXIST);
+  read_back ("f", "first");
+  assert_int_equal (entries (), 1);
+  unlinkat (dirfd_, "f", 0);
+}
+
+static void
+discard_removes_the_temporary (void **state)
+{
+  (void) state;
+  struct atomic_file f;
+  assert_int_equal (atomic_file_open (&f, dirfd_, "f", 0600), 0);
+  assert_int_equal (entries (), 1);
+  atomic_file_discard (&f);
+  atomic_file_discard (&f); /* twice is harmless */
+  assert_int_equal (entries (), 0);
+}
+
+static void
+failed_rename_removes_the_temporary (void **state)
+{
+  (void) state;
+  assert_int_equal (mkdirat (dirfd_, "d", 0700), 0);
+  assert_int_equal (mkdirat (dirfd_, "d/sub", 0700), 0);
+  /* A file cannot replace a non-empty directory. */
+  assert_int_equal (atomic_file_write (dirfd_, "d", "x", 1, 0600, 0), -1);
+  assert_int_equal (entries (), 1);
+  unlinkat (dirfd_, "d/sub", AT_REMOVEDIR);
+  unlinkat (dirfd_, "d", AT_REMOVEDIR);
+}
+
+static void
+die_removes_the_temporary (void **state)
+{
+  (void) state;
+  pid_t pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0)
+    {
+      int err = open ("/dev/null", O_WRONLY);
+      dup2 (err, 2);
+      struct atomic_file f;
+      if (atomic_file_open (&f, dirfd_, "f", 0600) < 0 || entries () != 1)
+        _exit (1);
+      die ("test: dying mid-write");
+    }
+  int status;
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  assert_true (WIFEXITED (status));
+  assert_int_equal (WEXITSTATUS (status), EXIT_TOOL_FAILURE);
+  assert_int_equal (entries (), 0);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (write_replaces_and_leaves_no_temporary),
+    cmocka_unit_test (noreplace_keeps_the_existing_file),
+    cmocka_unit_test (discard_removes_the_temporary),
+    cmocka_unit_test (failed_rename_removes_the_temporary),
+    cmocka_unit_test (die_removes_the_temporary),
+  };
+  return cmocka_run_group_tests (tests, setup, teardown);
+}
