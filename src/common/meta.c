@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,27 +14,85 @@
 
 #define META_MAX_SIZE (1024 * 1024)
 
-static const char *const copy_keys[META_N_COPIES] = {
-  [META_COPY_RESOLV_CONF] = "resolv_conf_copy",
-  [META_COPY_HOSTS] = "hosts_copy",
+/* The schema, once: every field of struct meta, its JSON key, in the order written. The
+ * writer (meta_append_json), the reader (meta_parse_json) and meta_clear all walk it. */
+enum field_kind
+{
+  FIELD_STRING,   /* char *, written as null when NULL */
+  FIELD_OPTIONAL, /* char *, left out when NULL */
+  FIELD_STRV,     /* char **, NULL-terminated, left out when NULL */
+  FIELD_U64,
 };
+
+static const struct field
+{
+  const char *key;
+  enum field_kind kind;
+  size_t offset;
+} fields[] = {
+  { "name", FIELD_STRING, offsetof (struct meta, name) },
+  /* "path" (list --json) goes here: meta_append_json */
+  { "source", FIELD_STRING, offsetof (struct meta, source) },
+  { "sha256", FIELD_STRING, offsetof (struct meta, sha256) },
+  { "created", FIELD_STRING, offsetof (struct meta, created) },
+  { "size_bytes", FIELD_U64, offsetof (struct meta, size_bytes) },
+  { "resolv_conf_copy", FIELD_OPTIONAL,
+    offsetof (struct meta, host_copies) + META_COPY_RESOLV_CONF * sizeof (char *) },
+  { "hosts_copy", FIELD_OPTIONAL,
+    offsetof (struct meta, host_copies) + META_COPY_HOSTS * sizeof (char *) },
+  { "image", FIELD_OPTIONAL, offsetof (struct meta, image.ref) },
+  { "image_digest", FIELD_OPTIONAL, offsetof (struct meta, image.digest) },
+  { "image_workdir", FIELD_OPTIONAL, offsetof (struct meta, image.workdir) },
+  { "image_user", FIELD_OPTIONAL, offsetof (struct meta, image.user) },
+  { "image_env", FIELD_STRV, offsetof (struct meta, image.env) },
+  { "image_entrypoint", FIELD_STRV, offsetof (struct meta, image.entrypoint) },
+  { "image_cmd", FIELD_STRV, offsetof (struct meta, image.cmd) },
+};
+_Static_assert (META_N_COPIES == 2, "a host file's copy needs its row in fields[]");
+
+static char **
+string_at (struct meta *m, const struct field *f)
+{
+  return (char **) (void *) ((char *) m + f->offset);
+}
+
+static char ***
+strv_at (struct meta *m, const struct field *f)
+{
+  return (char ***) (void *) ((char *) m + f->offset);
+}
+
+static const char *
+string_of (const struct meta *m, const struct field *f)
+{
+  return *(char *const *) (const void *) ((const char *) m + f->offset);
+}
+
+static char *const *
+strv_of (const struct meta *m, const struct field *f)
+{
+  return *(char **const *) (const void *) ((const char *) m + f->offset);
+}
+
+/* The row of KEY if it holds a value of KIND (FIELD_STRING also matching FIELD_OPTIONAL). */
+static const struct field *
+field_of (const char *key, enum field_kind kind)
+{
+  for (size_t i = 0; i < N_ELEMENTS (fields); i++)
+    if (strcmp (fields[i].key, key) == 0
+        && (fields[i].kind == kind || (kind == FIELD_STRING && fields[i].kind == FIELD_OPTIONAL)))
+      return &fields[i];
+  return NULL;
+}
 
 void
 meta_clear (struct meta *m)
 {
-  free (m->name);
-  free (m->source);
-  free (m->sha256);
-  free (m->created);
-  for (size_t i = 0; i < META_N_COPIES; i++)
-    free (m->host_copies[i]);
-  free (m->image.ref);
-  free (m->image.digest);
-  strv_free (m->image.env);
-  free (m->image.workdir);
-  free (m->image.user);
-  strv_free (m->image.entrypoint);
-  strv_free (m->image.cmd);
+  for (size_t i = 0; i < N_ELEMENTS (fields); i++)
+    if (fields[i].kind == FIELD_STRV)
+      strv_free (*strv_at (m, &fields[i]));
+    else if (fields[i].kind != FIELD_U64)
+      free (*string_at (m, &fields[i]));
   *m = (struct meta) { 0 };
 }
 
@@ -122,52 +181,35 @@ json_append_string (struct strbuf *sb, const char *s)
 void
 meta_append_json (struct strbuf *sb, const struct meta *m, const char *path)
 {
-  strbuf_append (sb, "{\"name\": ");
-  json_append_string (sb, m->name);
-  if (path != NULL)
+  for (size_t i = 0; i < N_ELEMENTS (fields); i++)
     {
-      strbuf_append (sb, ", \"path\": ");
-      json_append_string (sb, path);
+      const struct field *f = &fields[i];
+      if ((f->kind == FIELD_OPTIONAL && string_of (m, f) == NULL)
+          || (f->kind == FIELD_STRV && strv_of (m, f) == NULL))
+        continue;
+      strbuf_appendf (sb, "%s\"%s\": ", i == 0 ? "{" : ", ", f->key);
+      if (f->kind == FIELD_U64)
+        strbuf_appendf (sb, "%" PRIu64, m->size_bytes);
+      else if (f->kind != FIELD_STRV)
+        json_append_string (sb, string_of (m, f));
+      else
+        {
+          char *const *v = strv_of (m, f);
+          strbuf_append_c (sb, '[');
+          for (size_t k = 0; v[k] != NULL; k++)
+            {
+              if (k > 0)
+                strbuf_append (sb, ", ");
+              json_append_string (sb, v[k]);
+            }
+          strbuf_append_c (sb, ']');
+        }
+      if (i == 0 && path != NULL)
+        {
+          strbuf_append (sb, ", \"path\": ");
+          json_append_string (sb, path);
+        }
     }
-  strbuf_append (sb, ", \"source\": ");
-  json_append_string (sb, m->source);
-  strbuf_append (sb, ", \"sha256\": ");
-  json_append_string (sb, m->sha256);
-  strbuf_append (sb, ", \"created\": ");
-  json_append_string (sb, m->created);
-  strbuf_appendf (sb, ", \"size_bytes\": %" PRIu64, m->size_bytes);
-  for (size_t i = 0; i < META_N_COPIES; i++)
-    if (m->host_copies[i] != NULL)
-      {
-        strbuf_appendf (sb, ", \"%s\": ", copy_keys[i]);
-        json_append_string (sb, m->host_copies[i]);
-      }
-  const struct { const char *key; const char *value; } strings[] = {
-    { "image", m->image.ref }, { "image_digest", m->image.digest },
-    { "image_workdir", m->image.workdir }, { "image_user", m->image.user },
-  };
-  for (size_t i = 0; i < N_ELEMENTS (strings); i++)
-    if (strings[i].value != NULL)
-      {
-        strbuf_appendf (sb, ", \"%s\": ", strings[i].key);
-        json_append_string (sb, strings[i].value);
-      }
-  const struct { const char *key; char *const *value; } vectors[] = {
-    { "image_env", m->image.env }, { "image_entrypoint", m->image.entrypoint },
-    { "image_cmd", m->image.cmd },
-  };
-  for (size_t i = 0; i < N_ELEMENTS (vectors); i++)
-    if (vectors[i].value != NULL)
-      {
-        strbuf_appendf (sb, ", \"%s\": [", vectors[i].key);
-        for (size_t k = 0; vectors[i].value[k] != NULL; k++)
-          {
-            if (k > 0)
-              strbuf_append (sb, ", ");
-            json_append_string (sb, vectors[i].value[k]);
-          }
-        strbuf_append_c (sb, ']');
-      }
   strbuf_append_c (sb, '}');
 }
 
@@ -313,19 +355,6 @@ set_string (char **field, char *value)
   *field = value;
 }
 
-/* true when KEY names a host file's copy stamp (VALUE is then owned by M). */
-static bool
-set_copy_stamp (struct meta *m, const char *key, char *value)
-{
-  for (size_t i = 0; i < META_N_COPIES; i++)
-    if (strcmp (key, copy_keys[i]) == 0)
-      {
-        set_string (&m->host_copies[i], value);
-        return true;
-      }
-  return false;
-}
-
 /* An array of strings at the cursor; NULL with c->error on anything else. */
 static char **
 parse_string_array (struct json_cursor *c)
@@ -406,25 +435,22 @@ meta_parse_json (const char *text, struct meta *out, const char **error)
             char *value = parse_string (&c);
             if (value == NULL)
               goto fail;
-            if (strcmp (key, "name") == 0) set_string (&m.name, value);
-            else if (strcmp (key, "source") == 0) set_string (&m.source, value);
-            else if (strcmp (key, "sha256") == 0) set_string (&m.sha256, value);
-            else if (strcmp (key, "created") == 0) set_string (&m.created, value);
-            else if (strcmp (key, "image") == 0) set_string (&m.image.ref, value);
-            else if (strcmp (key, "image_digest") == 0) set_string (&m.image.digest, value);
-            else if (strcmp (key, "image_workdir") == 0) set_string (&m.image.workdir, value);
-            else if (strcmp (key, "image_user") == 0) set_string (&m.image.user, value);
-            else if (!set_copy_stamp (&m, key, value)) free (value);
+            const struct field *f = field_of (key, FIELD_STRING);
+            if (f != NULL)
+              set_string (string_at (&m, f), value);
+            else
+              free (value);
           }
         else if (*c.p == '[')
           {
             char **value = parse_string_array (&c);
             if (value == NULL)
               goto fail;
-            if (strcmp (key, "image_env") == 0) set_strv (&m.image.env, value);
-            else if (strcmp (key, "image_entrypoint") == 0) set_strv (&m.image.entrypoint, value);
-            else if (strcmp (key, "image_cmd") == 0) set_strv (&m.image.cmd, value);
-            else strv_free (value);
+            const struct field *f = field_of (key, FIELD_STRV);
+            if (f != NULL)
+              set_strv (strv_at (&m, f), value);
+            else
+              strv_free (value);
           }
         else if (*c.p >= '0' && *c.p <= '9')
           {
@@ -437,7 +463,7 @@ meta_parse_json (const char *text, struct meta *out, const char **error)
                 goto fail;
               }
             c.p = end;
-            if (strcmp (key, "size_bytes") == 0)
+            if (field_of (key, FIELD_U64) != NULL)
               m.size_bytes = v;
           }
         else if (str_has_prefix (c.p, "null") || str_has_prefix (c.p, "true"))

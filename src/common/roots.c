@@ -1,5 +1,5 @@
-/* The store of devroots: list, remove, path; locking and staging (create is in
- * store-create.c, which the libc-only enter-devroot does not link).
+/* The store of devroots: remove, path; locking and staging (listing is in roots-list.c;
+ * create is in store-create.c, which the libc-only enter-devroot does not link).
  *
  * Layout under ${XDG_DATA_HOME:-$HOME/.local/share}/enter-devroot (all 0700):
  *   roots/NAME       the root filesystems
@@ -199,7 +199,7 @@ out:
 }
 
 void
-store_prepare (const struct store_paths *p)
+roots_prepare (const struct store_paths *p)
 {
   const char *dirs[] = { p->base, p->roots, p->meta, p->staging, p->locks };
   for (size_t i = 0; i < N_ELEMENTS (dirs); i++)
@@ -269,7 +269,7 @@ clean_stale_staging (const struct store_paths *p, const char *ours)
 }
 
 char *
-store_existing_root (const char *name, const char *what)
+roots_existing_path (const char *name, const char *what)
 {
   struct store_paths p;
   name_check (name);
@@ -360,7 +360,7 @@ static void
 remove_one (struct store_paths *p, const char *name, bool force)
 {
   cleanup_free char *root = paths_root (p, name);
-  store_prepare (p);
+  roots_prepare (p);
   /* Held until we return; never read. */
   cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (p, name, "remove");
   clean_stale_staging (p, name);
@@ -372,7 +372,7 @@ remove_one (struct store_paths *p, const char *name, bool force)
 }
 
 void
-store_remove (char *const *names, bool force)
+roots_remove (char *const *names, bool force)
 {
   struct store_paths p;
   store_paths_from_env (&p);
@@ -427,7 +427,7 @@ remove_step_state (const struct store_paths *p, const char *name)
 }
 
 int
-remove_ephemeral (const struct store_paths *p, const char *name)
+roots_remove_ephemeral (const struct store_paths *p, const char *name)
 {
   int lockfd = lock_name (p, name);
   if (lockfd < 0)
@@ -490,7 +490,7 @@ reap_abandoned_ephemeral (const struct store_paths *p)
         continue;
       if (plugin_root_abandoned (p, de->d_name))
         {
-          if (remove_ephemeral (p, de->d_name) > 0)
+          if (roots_remove_ephemeral (p, de->d_name) > 0)
             reaped++;
           continue;
         }
@@ -501,160 +501,9 @@ reap_abandoned_ephemeral (const struct store_paths *p)
       cleanup_fd int fd = open (path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0)
         continue;
-      if (remove_ephemeral (p, de->d_name) > 0)
+      if (roots_remove_ephemeral (p, de->d_name) > 0)
         reaped++;
     }
   closedir (d);
   return reaped;
-}
-
-static int
-compare_strings (const void *a, const void *b)
-{
-  return strcmp (*(char *const *) a, *(char *const *) b);
-}
-
-char *
-human_size (uint64_t bytes)
-{
-  static const char units[] = "BKMGTPE";
-  double v = (double) bytes;
-  size_t u = 0;
-  while (v >= 1024 && u + 1 < sizeof units - 1)
-    {
-      v /= 1024;
-      u++;
-    }
-  return u == 0 ? xasprintf ("%" PRIu64 "B", bytes) : xasprintf ("%.1f%c", v, units[u]);
-}
-
-/* The names of the devroots, sorted. */
-static char **
-root_names (const struct store_paths *p)
-{
-  char **names = xcalloc (1, sizeof (char *));
-  size_t n = 0;
-  DIR *d = opendir (p->roots);
-  if (d == NULL && errno != ENOENT)
-    die_with_error ("cannot read %s", p->roots);
-  for (struct dirent *de; d != NULL && (de = readdir (d)) != NULL;)
-    {
-      if (!name_is_valid (de->d_name) || ephemeral_abandoned (p, de->d_name))
-        continue;
-      names = xrealloc (names, (n + 2) * sizeof (char *));
-      names[n++] = xstrdup (de->d_name);
-      names[n] = NULL;
-    }
-  if (d != NULL)
-    closedir (d);
-  qsort (names, n, sizeof (char *), compare_strings);
-  return names;
-}
-
-bool
-store_read_meta (const char *name, struct meta *m)
-{
-  struct store_paths p;
-  store_paths_from_env (&p);
-  cleanup_free char *meta_path = paths_meta (&p, name);
-  store_paths_clear (&p);
-  *m = (struct meta) { 0 };
-  if (meta_read (meta_path, m) == 0)
-    return true;
-  meta_clear (m);
-  return false;
-}
-
-void
-store_list (bool json)
-{
-  struct store_paths p;
-  store_paths_from_env (&p);
-  cleanup_strv char **names = root_names (&p);
-  size_t n = strv_length (names);
-
-  /* The NAME column is as wide as the longest name (up to 64 characters). */
-  int width = (int) strlen ("NAME");
-  for (size_t i = 0; i < n; i++)
-    if ((int) strlen (names[i]) > width)
-      width = (int) strlen (names[i]);
-  struct strbuf out = { 0 };
-  if (json)
-    strbuf_append (&out, n == 0 ? "[" : "[\n");
-  else if (n > 0)
-    /* The size is what create unpacked (the metadata's): walking every root to measure it
-     * now would make a listing of large roots take seconds. The header says so. */
-    strbuf_appendf (&out, "%-*s %-16s  %-20s  %s\n", width, "NAME", "SIZE-AT-CREATION",
-                    "CREATED", "SOURCE");
-  for (size_t i = 0; i < n; i++)
-    {
-      cleanup_free char *root = paths_root (&p, names[i]);
-      struct meta m;
-      store_read_meta (names[i], &m); /* listed with empty fields: metadata lost or unreadable */
-      free (m.name);
-      m.name = xstrdup (names[i]);
-      if (json)
-        {
-          strbuf_append (&out, "  ");
-          meta_append_json (&out, &m, root);
-          strbuf_append (&out, i + 1 < n ? ",\n" : "\n");
-        }
-      else
-        {
-          cleanup_free char *size = human_size (m.size_bytes);
-          strbuf_appendf (&out, "%-*s %-16s  %-20s  %s\n", width, m.name, size,
-                          m.created != NULL ? m.created : "-", m.source != NULL ? m.source : "-");
-        }
-      meta_clear (&m);
-    }
-  if (json)
-    strbuf_append (&out, "]\n");
-  cleanup_free char *text = strbuf_steal (&out);
-  fputs (text, stdout);
-  store_paths_clear (&p);
-}
-
-void
-store_list_images (bool json)
-{
-  struct store_paths p;
-  store_paths_from_env (&p);
-  cleanup_strv char **names = root_names (&p);
-  store_paths_clear (&p);
-
-  struct strbuf out = { 0 };
-  bool first = true;
-  strbuf_append (&out, json ? "[" : "");
-  for (size_t i = 0; names[i] != NULL; i++)
-    {
-      struct meta m;
-      if (!store_read_meta (names[i], &m) || m.image.digest == NULL)
-        {
-          meta_clear (&m);
-          continue;
-        }
-      if (json)
-        {
-          strbuf_append (&out, first ? "\n  {\"name\": " : ",\n  {\"name\": ");
-          json_append_string (&out, names[i]);
-          strbuf_append (&out, ", \"image\": ");
-          json_append_string (&out, m.image.ref);
-          strbuf_append (&out, ", \"digest\": ");
-          json_append_string (&out, m.image.digest);
-          strbuf_append_c (&out, '}');
-        }
-      else
-        {
-          if (first)
-            strbuf_appendf (&out, "%-24s %-71s  %s\n", "NAME", "DIGEST", "IMAGE");
-          strbuf_appendf (&out, "%-24s %-71s  %s\n", names[i], m.image.digest,
-                          m.image.ref != NULL ? m.image.ref : "-");
-        }
-      first = false;
-      meta_clear (&m);
-    }
-  if (json)
-    strbuf_append (&out, first ? "]\n" : "\n]\n");
-  cleanup_free char *text = strbuf_steal (&out);
-  fputs (text, stdout);
 }

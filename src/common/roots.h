@@ -1,5 +1,5 @@
-/* The store of devroots: list, remove, path; locking and staging. Creating is in
- * store-create.h. */
+/* The store of devroots: list (roots-list.c), remove, path; locking and staging. Creating
+ * is in store-create.h. */
 #pragma once
 
 #include <stdbool.h>
@@ -14,17 +14,17 @@
 /* Remove every devroot in NAMES (NULL-terminated): all of them, or (die()) none when one
  * does not exist or, without FORCE, has a process of the caller inside. With FORCE the
  * processes inside are stopped first (inuse.h). */
-void store_remove (char *const *names, bool force);
-void store_list (bool json);
+void roots_remove (char *const *names, bool force);
+void roots_list (bool json);
 /* "512B", "1.9M", "3.2G": BYTES for a person to read. */
 char *human_size (uint64_t bytes);
 /* `images`: the devroots made from OCI images, with their references and manifest digests
  * (a table, or a JSON array of objects with name, image and digest). */
-void store_list_images (bool json);
+void roots_list_images (bool json);
 /* NAME's metadata into M; false when it cannot be read (M is then empty). */
-bool store_read_meta (const char *name, struct meta *m);
+bool roots_read_meta (const char *name, struct meta *m);
 /* The path of an existing devroot; die()s "cannot WHAT 'NAME': no such devroot" otherwise. */
-char *store_existing_root (const char *name, const char *what);
+char *roots_existing_path (const char *name, const char *what);
 
 /* Delete NAME under DIRFD recursively without following symlinks, making directories
  * writable as it goes (a root may contain read-only directories). -1 with errno. */
@@ -32,7 +32,7 @@ int rm_rf_at (int dirfd, const char *name);
 
 /* Shared with store-create.c. */
 /* Create the store's directories (0700); die()s on failure. */
-void store_prepare (const struct store_paths *p);
+void roots_prepare (const struct store_paths *p);
 /* NAME's lock without waiting: its fd, or -1 with errno (EWOULDBLOCK: another process
  * holds it). */
 int lock_name_try (const struct store_paths *p, const char *name);
@@ -61,4 +61,4 @@ int reap_abandoned_ephemeral (const struct store_paths *p);
 /* Remove throwaway root NAME, its metadata and lock files; the caller holds its run lock.
  * 1 when removed, 0 when there was no such root, -1 after a warning line naming what
  * failed. */
-int remove_ephemeral (const struct store_paths *p, const char *name);
+int roots_remove_ephemeral (const struct store_paths *p, const char *name);

@@ -560,9 +560,9 @@ enter_devroot (const struct cli *cli)
    * the store to a static nobody reads is dropped too. */
   static char *volatile root;
   static struct meta meta; /* the same: its image fields are used until the exec */
-  root = store_existing_root (name, "enter");
+  root = roots_existing_path (name, "enter");
   verbose ("root '%s': %s", name, root);
-  if (store_read_meta (name, &meta) && meta.image.digest != NULL)
+  if (roots_read_meta (name, &meta) && meta.image.digest != NULL)
     opts_image.image = &meta.image;
   /* `enter` is the interactive shell inside, whatever the root was made from (an image's
    * Cmd is often a REPL: python, node); `run NAME` with no command is `docker run IMAGE`. */

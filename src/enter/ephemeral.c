@@ -79,7 +79,7 @@ void
 ephemeral_create (const struct cli *cli, struct ephemeral *e)
 {
   store_paths_from_env (&e->paths);
-  store_prepare (&e->paths);
+  roots_prepare (&e->paths);
   /* In a Slurm job step the name is the step's on this node, and every task of it holds
    * the run lock shared: a reaper (which takes it exclusively) waits for the last. */
   e->shared = step_share_from_env (&e->share, cli->job_root);
@@ -127,7 +127,7 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
   /* Killed after its rename into place, the helper leaves a root: ours to remove (a job's
    * root included: no step of the job has entered it). */
   if (e->share.job_scoped)
-    remove_ephemeral (&e->paths, e->name);
+    roots_remove_ephemeral (&e->paths, e->name);
   ephemeral_remove (e);
   supervise_exit_like (&end);
 }
@@ -138,7 +138,7 @@ ephemeral_remove (struct ephemeral *e)
   /* The job's root (--name) stays for the job's next steps: reap_abandoned_ephemeral
    * removes it once the job is over. */
   if ((!e->shared || step_share_leave (&e->share)) && !e->share.job_scoped)
-    remove_ephemeral (&e->paths, e->name);
+    roots_remove_ephemeral (&e->paths, e->name);
   if (e->shared)
     step_share_clear (&e->share);
   close (e->run_lock);

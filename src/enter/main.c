@@ -37,19 +37,19 @@ main (int argc, char **argv)
     case CMD_RUN:
       enter_devroot (&cli);
     case CMD_LIST:
-      store_list (cli.json);
+      roots_list (cli.json);
       break;
     case CMD_IMAGES:
-      store_list_images (cli.json);
+      roots_list_images (cli.json);
       break;
     case CMD_PATH:
       {
-        cleanup_free char *root = store_existing_root (cli.name, "find");
+        cleanup_free char *root = roots_existing_path (cli.name, "find");
         printf ("%s\n", root);
         break;
       }
     case CMD_REMOVE:
-      store_remove (cli.names, cli.force);
+      roots_remove (cli.names, cli.force);
       break;
     case CMD_DOCTOR:
       return doctor_run ();

@@ -448,7 +448,7 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   struct store_paths p;
   store_paths_from_env (&p);
   cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (&p, name, "export");
-  cleanup_free char *root = store_existing_root (name, "export");
+  cleanup_free char *root = roots_existing_path (name, "export");
   cleanup_free char *meta_path = paths_meta (&p, name);
   store_paths_clear (&p);
   struct meta m = { 0 };

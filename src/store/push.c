@@ -336,7 +336,7 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
   struct store_paths p;
   store_paths_from_env (&p);
   cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (&p, name, "push");
-  cleanup_free char *root = store_existing_root (name, "push");
+  cleanup_free char *root = roots_existing_path (name, "push");
   cleanup_free char *meta_path = paths_meta (&p, name);
   store_paths_clear (&p);
   struct meta m = { 0 };

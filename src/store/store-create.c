@@ -93,7 +93,7 @@ creation_begin (struct creation *c, const char *name)
   *c = (struct creation) { .name = name, .lockfd = -1, .rootfd = -1 };
   name_check (name);
   store_paths_from_env (&c->p);
-  store_prepare (&c->p);
+  roots_prepare (&c->p);
 
   c->lockfd = lock_name_or_die (&c->p, name, "create");
   clean_stale_staging (&c->p, name);

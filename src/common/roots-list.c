@@ -1,0 +1,164 @@
+/* The store of devroots as `list` and `images` print it: the names, each root's metadata. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/meta.h"
+#include "common/name.h"
+#include "common/paths.h"
+#include "common/roots.h"
+#include "common/util.h"
+
+static int
+compare_strings (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+char *
+human_size (uint64_t bytes)
+{
+  static const char units[] = "BKMGTPE";
+  double v = (double) bytes;
+  size_t u = 0;
+  while (v >= 1024 && u + 1 < sizeof units - 1)
+    {
+      v /= 1024;
+      u++;
+    }
+  return u == 0 ? xasprintf ("%" PRIu64 "B", bytes) : xasprintf ("%.1f%c", v, units[u]);
+}
+
+/* The names of the devroots, sorted. */
+static char **
+root_names (const struct store_paths *p)
+{
+  char **names = xcalloc (1, sizeof (char *));
+  size_t n = 0;
+  DIR *d = opendir (p->roots);
+  if (d == NULL && errno != ENOENT)
+    die_with_error ("cannot read %s", p->roots);
+  for (struct dirent *de; d != NULL && (de = readdir (d)) != NULL;)
+    {
+      if (!name_is_valid (de->d_name) || ephemeral_abandoned (p, de->d_name))
+        continue;
+      names = xrealloc (names, (n + 2) * sizeof (char *));
+      names[n++] = xstrdup (de->d_name);
+      names[n] = NULL;
+    }
+  if (d != NULL)
+    closedir (d);
+  qsort (names, n, sizeof (char *), compare_strings);
+  return names;
+}
+
+bool
+roots_read_meta (const char *name, struct meta *m)
+{
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_free char *meta_path = paths_meta (&p, name);
+  store_paths_clear (&p);
+  *m = (struct meta) { 0 };
+  if (meta_read (meta_path, m) == 0)
+    return true;
+  meta_clear (m);
+  return false;
+}
+
+void
+roots_list (bool json)
+{
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_strv char **names = root_names (&p);
+  size_t n = strv_length (names);
+
+  /* The NAME column is as wide as the longest name (up to 64 characters). */
+  int width = (int) strlen ("NAME");
+  for (size_t i = 0; i < n; i++)
+    if ((int) strlen (names[i]) > width)
+      width = (int) strlen (names[i]);
+  struct strbuf out = { 0 };
+  if (json)
+    strbuf_append (&out, n == 0 ? "[" : "[\n");
+  else if (n > 0)
+    /* The size is what create unpacked (the metadata's): walking every root to measure it
+     * now would make a listing of large roots take seconds. The header says so. */
+    strbuf_appendf (&out, "%-*s %-16s  %-20s  %s\n", width, "NAME", "SIZE-AT-CREATION",
+                    "CREATED", "SOURCE");
+  for (size_t i = 0; i < n; i++)
+    {
+      cleanup_free char *root = paths_root (&p, names[i]);
+      struct meta m;
+      roots_read_meta (names[i], &m); /* listed with empty fields: metadata lost or unreadable */
+      free (m.name);
+      m.name = xstrdup (names[i]);
+      if (json)
+        {
+          strbuf_append (&out, "  ");
+          meta_append_json (&out, &m, root);
+          strbuf_append (&out, i + 1 < n ? ",\n" : "\n");
+        }
+      else
+        {
+          cleanup_free char *size = human_size (m.size_bytes);
+          strbuf_appendf (&out, "%-*s %-16s  %-20s  %s\n", width, m.name, size,
+                          m.created != NULL ? m.created : "-", m.source != NULL ? m.source : "-");
+        }
+      meta_clear (&m);
+    }
+  if (json)
+    strbuf_append (&out, "]\n");
+  cleanup_free char *text = strbuf_steal (&out);
+  fputs (text, stdout);
+  store_paths_clear (&p);
+}
+
+void
+roots_list_images (bool json)
+{
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_strv char **names = root_names (&p);
+  store_paths_clear (&p);
+
+  struct strbuf out = { 0 };
+  bool first = true;
+  strbuf_append (&out, json ? "[" : "");
+  for (size_t i = 0; names[i] != NULL; i++)
+    {
+      struct meta m;
+      if (!roots_read_meta (names[i], &m) || m.image.digest == NULL)
+        {
+          meta_clear (&m);
+          continue;
+        }
+      if (json)
+        {
+          strbuf_append (&out, first ? "\n  {\"name\": " : ",\n  {\"name\": ");
+          json_append_string (&out, names[i]);
+          strbuf_append (&out, ", \"image\": ");
+          json_append_string (&out, m.image.ref);
+          strbuf_append (&out, ", \"digest\": ");
+          json_append_string (&out, m.image.digest);
+          strbuf_append_c (&out, '}');
+        }
+      else
+        {
+          if (first)
+            strbuf_appendf (&out, "%-24s %-71s  %s\n", "NAME", "DIGEST", "IMAGE");
+          strbuf_appendf (&out, "%-24s %-71s  %s\n", names[i], m.image.digest,
+                          m.image.ref != NULL ? m.image.ref : "-");
+        }
+      first = false;
+      meta_clear (&m);
+    }
+  if (json)
+    strbuf_append (&out, first ? "]\n" : "\n]\n");
+  cleanup_free char *text = strbuf_steal (&out);
+  fputs (text, stdout);
+}
