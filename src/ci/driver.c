@@ -60,15 +60,8 @@ ci_fail (int status, const char *driver, const char *format, ...)
 int
 ci_status_from_env (const char *variable, int fallback)
 {
-  const char *s = getenv (variable);
-  if (s == NULL || s[0] == '\0')
-    return fallback;
-  char *end;
-  errno = 0;
-  long v = strtol (s, &end, 10);
-  if (errno != 0 || *end != '\0' || v < 0 || v > 255)
-    return fallback;
-  return (int) v;
+  long v;
+  return env_number (variable, &v) > 0 && v >= 0 && v <= 255 ? (int) v : fallback;
 }
 
 /* ---- Images. */

@@ -420,3 +420,25 @@ strbuf_steal (struct strbuf *sb)
   sb->len = sb->cap = 0;
   return s;
 }
+
+int
+env_number (const char *var, long *out)
+{
+  const char *s = getenv (var);
+  if (s == NULL || s[0] == '\0')
+    return 0;
+  char *end;
+  errno = 0;
+  *out = strtol (s, &end, 10);
+  return errno != 0 || *end != '\0' ? -1 : 1;
+}
+
+long
+env_seconds (const char *var, long fallback)
+{
+  long v;
+  int r = env_number (var, &v);
+  if (r < 0 || (r > 0 && v <= 0))
+    die ("invalid %s '%s': expected a positive number of seconds", var, getenv (var));
+  return r > 0 ? v : fallback;
+}

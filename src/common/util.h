@@ -112,6 +112,12 @@ char *strbuf_steal (struct strbuf *sb);
 /* One function die() calls before exiting, so a failed create removes its staging
  * directory whatever failed. NULL unregisters. */
 void set_die_cleanup (void (*fn) (void));
+/* The positive number of seconds in environment variable VAR, FALLBACK when it is unset
+ * or empty; die()s "invalid VAR '...': expected a positive number of seconds" otherwise. */
+long env_seconds (const char *var, long fallback);
+/* Environment variable VAR as a decimal number: 1 with it in *OUT, 0 when VAR is unset or
+ * empty, -1 when it holds anything else. */
+int env_number (const char *var, long *out);
 /* A second slot, apart from the command's own: atomic-file.c's, which removes the
  * temporaries being written. */
 void set_die_temp_cleanup (void (*fn) (void));

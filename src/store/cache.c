@@ -220,15 +220,7 @@ partial_changed (const struct cache *c, const char *key, struct stat *last)
 static long
 lock_timeout (void)
 {
-  const char *s = getenv ("ENTER_DEVROOT_LOCK_TIMEOUT");
-  if (s == NULL || s[0] == '\0')
-    return DEFAULT_LOCK_TIMEOUT_S;
-  char *end;
-  errno = 0;
-  long v = strtol (s, &end, 10);
-  if (errno != 0 || *end != '\0' || v <= 0)
-    die ("invalid ENTER_DEVROOT_LOCK_TIMEOUT '%s': expected a positive number of seconds", s);
-  return v;
+  return env_seconds ("ENTER_DEVROOT_LOCK_TIMEOUT", DEFAULT_LOCK_TIMEOUT_S);
 }
 
 static double

@@ -33,20 +33,6 @@ global_init (void)
   done = true;
 }
 
-static long
-env_seconds (const char *var, long fallback)
-{
-  const char *s = getenv (var);
-  if (s == NULL || s[0] == '\0')
-    return fallback;
-  char *end;
-  errno = 0;
-  long v = strtol (s, &end, 10);
-  if (errno != 0 || *end != '\0' || v <= 0)
-    die ("invalid %s '%s': expected a positive number of seconds", var, s);
-  return v;
-}
-
 static bool
 is_https (const char *url)
 {

@@ -439,20 +439,29 @@ set_filter (struct exporter *x, const char *compress, int fd, struct zstd_out *z
   check (x, archive_write_open (x->a, z, NULL, zstd_write_cb, zstd_close_cb), "the output");
 }
 
+int
+export_lock_root (const char *name, const char *verb, char **root, struct meta *m)
+{
+  struct store_paths p;
+  store_paths_from_env (&p);
+  int lockfd = lock_name_or_die (&p, name, verb);
+  *root = roots_existing_path (name, verb);
+  cleanup_free char *meta_path = paths_meta (&p, name);
+  store_paths_clear (&p);
+  *m = (struct meta) { 0 };
+  meta_read (meta_path, m);
+  return lockfd;
+}
+
 void
 export_root (const char *name, const char *file, const char *compress, bool quiet)
 {
   struct exporter x = { .name = name };
   name_check (name);
   compress = compress != NULL ? compress : "zstd";
-  struct store_paths p;
-  store_paths_from_env (&p);
-  cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (&p, name, "export");
-  cleanup_free char *root = roots_existing_path (name, "export");
-  cleanup_free char *meta_path = paths_meta (&p, name);
-  store_paths_clear (&p);
-  struct meta m = { 0 };
-  meta_read (meta_path, &m);
+  cleanup_free char *root = NULL;
+  struct meta m;
+  cleanup_fd int lockfd __attribute__((unused)) = export_lock_root (name, "export", &root, &m);
   cleanup_free char *image_config = image_config_json (&m.image);
   cleanup_free char *fwhat = xasprintf ("cannot export '%s'", name);
   export_filter_init (&x.f, &m, fwhat);

@@ -26,6 +26,10 @@ struct export_filter
   char *host_copies[META_N_COPIES];  /* the stamps of the copies entering made */
 };
 
+/* NAME's root, locked against create and remove for VERB ("export", "push"): the lock's
+ * fd; the root's path in *ROOT, its metadata in *M (empty when unreadable). die()s
+ * "cannot VERB 'NAME': ..." when it does not exist or another process holds it. */
+int export_lock_root (const char *name, const char *verb, char **root, struct meta *m);
 /* From the root's metadata M (its host_copies are taken) and $SOURCE_DATE_EPOCH (dies on a
  * malformed one). */
 void export_filter_init (struct export_filter *f, struct meta *m, const char *what);

@@ -333,14 +333,9 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
   if (dref.kind == OCI_REF_DOCKER && (dref.digest != NULL || dref.tag == NULL))
     die ("push: invalid destination '%s': name a tag, not a digest", dest);
 
-  struct store_paths p;
-  store_paths_from_env (&p);
-  cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (&p, name, "push");
-  cleanup_free char *root = roots_existing_path (name, "push");
-  cleanup_free char *meta_path = paths_meta (&p, name);
-  store_paths_clear (&p);
-  struct meta m = { 0 };
-  meta_read (meta_path, &m);
+  cleanup_free char *root = NULL;
+  struct meta m;
+  cleanup_fd int lockfd __attribute__((unused)) = export_lock_root (name, "push", &root, &m);
   struct export_filter f;
   export_filter_init (&f, &m, what);
 
