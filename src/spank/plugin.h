@@ -81,6 +81,7 @@ extern struct devroot_config config;
 
 /* config.c */
 int config_parse (int ac, char **av);
+/* options.c */
 int options_register (spank_t sp);
 /* Fill what no option set from the DEVROOT_* (or, with pyxis_compat, PYXIS_CONTAINER_*)
  * variables of the job's environment. */
