@@ -228,6 +228,22 @@ ci_tool (char *const args[], int stdin_fd, char *const extra_env[])
   return WEXITSTATUS (status);
 }
 
+int
+ci_tool_quiet (char *const args[])
+{
+  cleanup_fd int null = open ("/dev/null", O_WRONLY | O_CLOEXEC);
+  int saved = dup (STDERR_FILENO);
+  if (null >= 0)
+    dup2 (null, STDERR_FILENO);
+  int status = ci_tool (args, -1, NULL);
+  if (saved >= 0)
+    {
+      dup2 (saved, STDERR_FILENO);
+      close (saved);
+    }
+  return status;
+}
+
 char *
 ci_root_path (const char *name)
 {

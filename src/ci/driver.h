@@ -36,6 +36,10 @@ void ci_credentials_remove (char *path);
  * Returns the child's exit status, 128+N when a signal N ended it. */
 int ci_tool (char *const args[], int stdin_fd, char *const extra_env[]);
 
+/* ci_tool with no standard input and its stderr silenced: for probes whose failure is an
+ * answer, not an error. */
+int ci_tool_quiet (char *const args[]);
+
 /* `remove --force NAME`: the devroot and whatever still runs in it; its status is not
  * the job's (engines ignore cleanup's), so it is not returned. */
 void ci_remove_root (const char *name);

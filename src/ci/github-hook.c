@@ -10,10 +10,15 @@
  *   run_container_step  the same in a throwaway devroot of the step's own image;
  *   cleanup_job         remove the job's devroot and whatever still runs in it.
  * The runner's work directories (systemMountVolumes: _work as /__w, externals as /__e, the
- * temp, tool and home directories) and the job's userMountVolumes are bound into the
- * devroot at their container paths, so the runner's generated scripts and the actions'
- * files are where the runner says. That needs bind mounts, which only user-namespace mode
- * makes: in chroot mode prepare_job fails with one line saying so. */
+ * temp, tool and home directories) and the job's userMountVolumes are where the runner
+ * says inside the devroot, so the runner's generated scripts and the actions' files are
+ * there and what a step writes ($GITHUB_ENV, $GITHUB_OUTPUT, the workspace) reaches the
+ * runner. In user-namespace mode they are bound. In chroot mode (the patched kernel, no
+ * user namespaces) nothing can be mounted: they are copied into the devroot before each
+ * step and the writable ones copied back after it (volumes.h), which costs a walk of the
+ * volumes and the data that changed, per step. prepare_job chooses the mode (--mode, by
+ * default user-namespace mode when the devroot can be entered that way with the volumes
+ * bound, else chroot mode) and keeps it in the runner's state. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,6 +31,7 @@
 
 #include "ci/ci.h"
 #include "ci/driver.h"
+#include "ci/volumes.h"
 #include "common/name.h"
 #include "common/util.h"
 
@@ -40,6 +46,8 @@
 /* --allow-local-images: the runner's administrator lets workflows name images on this
  * host (driver.h says why not by default). */
 static bool local_images;
+/* --mode: auto, userns or chroot. */
+static const char *hook_mode = "auto";
 
 static void
 image_source (const char *image, char ***args, char **registry)
@@ -59,11 +67,47 @@ str (json_t *object, const char *key)
 
 /* ---- Building enter-devroot's arguments from the runner's JSON. */
 
-/* --bind for each {sourceVolumePath, targetVolumePath, readOnly} of VOLUMES whose source is
- * a directory here; anything else (the docker socket the runner always lists) is skipped
- * with one line, since nothing here speaks to a docker daemon. */
+/* The runner's volumes: {sourceVolumePath, targetVolumePath, readOnly}. */
+struct volumes
+{
+  struct ci_volume *v;
+  size_t n;
+};
+
 static void
-push_binds (char ***args, json_t *volumes)
+volumes_clear (struct volumes *vs)
+{
+  for (size_t i = 0; i < vs->n; i++)
+    {
+      free (vs->v[i].source);
+      free (vs->v[i].target);
+    }
+  free (vs->v);
+  *vs = (struct volumes) { 0 };
+}
+
+static void
+volume_add (struct volumes *vs, const char *src, const char *dst, bool read_only)
+{
+  char *target;
+  if (src[0] != '/' || !ci_volume_target_valid (dst, &target))
+    fail ("mount %s:%s: both must be absolute paths, the target not / and without . or .. "
+          "components", src, dst);
+  if (strchr (src, ':') != NULL || strchr (target, ':') != NULL)
+    fail ("mount %s:%s: a path with ':' cannot be bound", src, dst);
+  for (size_t i = 0; i < vs->n; i++)
+    if (strcmp (vs->v[i].target, target) == 0)
+      fail ("mount %s:%s: a second volume at %s", src, dst, target);
+  vs->v = xrealloc (vs->v, (vs->n + 1) * sizeof *vs->v);
+  vs->v[vs->n++] = (struct ci_volume) { .source = xstrdup (src), .target = target,
+                                        .read_only = read_only };
+}
+
+/* Each of VOLUMES (the runner's JSON) whose source is a directory here; anything else
+ * (the docker socket the runner always lists) is skipped with one line, since nothing
+ * here speaks to a docker daemon. */
+static void
+collect_volumes (struct volumes *vs, json_t *volumes)
 {
   size_t i;
   json_t *v;
@@ -73,8 +117,6 @@ push_binds (char ***args, json_t *volumes)
     const char *dst = str (v, "targetVolumePath");
     if (src == NULL || dst == NULL)
       fail ("a mount volume lacks sourceVolumePath or targetVolumePath");
-    if (strchr (src, ':') != NULL || strchr (dst, ':') != NULL)
-      fail ("mount %s:%s: a path with ':' cannot be bound", src, dst);
     struct stat st;
     if (stat (src, &st) < 0 || !S_ISDIR (st.st_mode))
       {
@@ -82,9 +124,59 @@ push_binds (char ***args, json_t *volumes)
                  DRIVER, src);
         continue;
       }
-    ci_pushf (args, "--bind=%s:%s%s", src, dst,
-              json_is_true (json_object_get (v, "readOnly")) ? ":ro" : "");
+    volume_add (vs, src, dst, json_is_true (json_object_get (v, "readOnly")));
   }
+}
+
+/* user-namespace mode: --bind for each. */
+static void
+push_binds (char ***args, const struct volumes *vs)
+{
+  for (size_t i = 0; i < vs->n; i++)
+    ci_pushf (args, "--bind=%s:%s%s", vs->v[i].source, vs->v[i].target,
+              vs->v[i].read_only ? ":ro" : "");
+}
+
+/* chroot mode keeps them in the runner's state for the steps, and reads them back. */
+static json_t *
+volumes_json (const struct volumes *vs)
+{
+  json_t *a = json_array ();
+  for (size_t i = 0; i < vs->n; i++)
+    json_array_append_new (a, json_pack ("{s:s, s:s, s:b}", "sourceVolumePath",
+                                         vs->v[i].source, "targetVolumePath",
+                                         vs->v[i].target, "readOnly", vs->v[i].read_only));
+  return a;
+}
+
+static void
+volumes_from_state (struct volumes *vs, json_t *a)
+{
+  size_t i;
+  json_t *v;
+  json_array_foreach (a, i, v)
+  {
+    const char *src = str (v, "sourceVolumePath");
+    const char *dst = str (v, "targetVolumePath");
+    if (src == NULL || dst == NULL)
+      fail ("the runner's state names a volume without its paths");
+    volume_add (vs, src, dst, json_is_true (json_object_get (v, "readOnly")));
+  }
+}
+
+/* chroot mode: run ARGS (a `run NAME --mode=chroot ...`) between copying the volumes into
+ * the devroot NAME and back. A volume the step removed is a failure of the step. */
+static int
+run_copying (const char *name, const struct volumes *vs, char **args)
+{
+  cleanup_free char *root = ci_root_path (name);
+  if (root == NULL)
+    fail ("the job's devroot %s is gone", name);
+  ci_volumes_copy_in (root, vs->v, vs->n);
+  int status = ci_tool (args, -1, NULL);
+  if (!ci_volumes_copy_back (root, vs->v, vs->n) && status == 0)
+    status = HOOK_FAILURE;
+  return status;
 }
 
 /* --env for each member of the object ENV ({"K": "V"}). */
@@ -237,35 +329,69 @@ prepare_job (json_t *input)
   if (create_root (name, container) != 0)
     fail ("cannot create the job's devroot from '%s'", str (container, "image"));
 
-  /* What every step gets: the mounts, the container's environment. */
-  cleanup_strv char **binds = NULL;
-  push_binds (&binds, json_object_get (container, "systemMountVolumes"));
-  push_binds (&binds, json_object_get (container, "userMountVolumes"));
-  cleanup_strv char **probe = NULL;
-  ci_push (&probe, "run");
-  ci_push (&probe, name);
-  ci_push (&probe, "--mode=userns");
-  for (size_t i = 0; binds != NULL && binds[i] != NULL; i++)
-    ci_push (&probe, binds[i]);
-  ci_push (&probe, "--");
-  ci_push (&probe, "/bin/sh");
-  ci_push (&probe, "-c");
-  ci_push (&probe, ":");
-  if (ci_tool (probe, -1, NULL) != 0)
+  /* What every step gets: the runner's directories, the container's environment. */
+  struct volumes vs = { 0 };
+  collect_volumes (&vs, json_object_get (container, "systemMountVolumes"));
+  collect_volumes (&vs, json_object_get (container, "userMountVolumes"));
+  const char *mode = NULL;
+  if (strcmp (hook_mode, "chroot") != 0)
     {
-      ci_remove_root (name);
-      fail ("cannot enter the job's devroot with the runner's directories bound: container "
-            "jobs need user-namespace mode (see 'enter-devroot doctor')");
+      cleanup_strv char **probe = NULL;
+      ci_push (&probe, "run");
+      ci_push (&probe, name);
+      ci_push (&probe, "--mode=userns");
+      push_binds (&probe, &vs);
+      ci_push (&probe, "--");
+      ci_push (&probe, "/bin/sh");
+      ci_push (&probe, "-c");
+      ci_push (&probe, ":");
+      /* In auto mode a failure is an answer: chroot mode is tried next. */
+      int status = strcmp (hook_mode, "auto") == 0 ? ci_tool_quiet (probe)
+                                                   : ci_tool (probe, -1, NULL);
+      if (status == 0)
+        mode = "userns";
+      else if (strcmp (hook_mode, "userns") == 0)
+        {
+          ci_remove_root (name);
+          fail ("cannot enter the job's devroot with the runner's directories bound: "
+                "--mode userns needs user namespaces (see 'enter-devroot doctor')");
+        }
     }
+  if (mode == NULL)
+    {
+      cleanup_strv char **probe = NULL;
+      ci_push (&probe, "run");
+      ci_push (&probe, name);
+      ci_push (&probe, "--mode=chroot");
+      ci_push (&probe, "--");
+      ci_push (&probe, "/bin/sh");
+      ci_push (&probe, "-c");
+      ci_push (&probe, ":");
+      if (ci_tool (probe, -1, NULL) != 0)
+        {
+          ci_remove_root (name);
+          fail ("cannot enter the job's devroot, with the runner's directories bound in "
+                "user-namespace mode nor in chroot mode (see 'enter-devroot doctor')");
+        }
+      mode = "chroot";
+    }
+  fprintf (stderr, "%s: %s: devroot %s ready (mode %s)\n", PROGRAM_NAME, DRIVER, name, mode);
 
   json_t *state_binds = json_array ();
-  for (size_t i = 0; binds != NULL && binds[i] != NULL; i++)
-    json_array_append_new (state_binds, json_string (binds[i]));
+  if (strcmp (mode, "userns") == 0)
+    {
+      cleanup_strv char **binds = NULL;
+      push_binds (&binds, &vs);
+      for (size_t i = 0; binds != NULL && binds[i] != NULL; i++)
+        json_array_append_new (state_binds, json_string (binds[i]));
+    }
+  json_t *state_volumes = strcmp (mode, "chroot") == 0 ? volumes_json (&vs) : json_array ();
+  volumes_clear (&vs);
   json_t *env = json_object_get (container, "environmentVariables");
   json_t *response = json_pack (
-    "{s:{s:s, s:o, s:o}, s:{s:{s:s, s:s}, s:[]}, s:b}",
-    "state", "root", name, "binds", state_binds, "env",
-    json_is_object (env) ? json_incref (env) : json_object (),
+    "{s:{s:s, s:s, s:o, s:o, s:o}, s:{s:{s:s, s:s}, s:[]}, s:b}",
+    "state", "root", name, "mode", mode, "binds", state_binds, "volumes", state_volumes,
+    "env", json_is_object (env) ? json_incref (env) : json_object (),
     "context", "container", "id", name, "network", "", "services",
     "isAlpine", root_has (name, "etc/alpine-release"));
   if (response == NULL)
@@ -276,7 +402,7 @@ prepare_job (json_t *input)
 
 /* The devroot and mounts prepare_job kept in the runner's state. */
 static const char *
-state_root (json_t *input, json_t **binds, json_t **env)
+state_root (json_t *input, json_t **binds, json_t **env, const char **mode)
 {
   json_t *state = json_object_get (input, "state");
   const char *name = str (state, "root");
@@ -284,6 +410,11 @@ state_root (json_t *input, json_t **binds, json_t **env)
     fail ("the runner's state names no devroot (was prepare_job run by this hook?)");
   *binds = json_object_get (state, "binds");
   *env = json_object_get (state, "env");
+  *mode = str (state, "mode");
+  if (*mode == NULL)
+    *mode = "userns"; /* a state of this hook before chroot mode */
+  if (strcmp (*mode, "userns") != 0 && strcmp (*mode, "chroot") != 0)
+    fail ("the runner's state names no mode this hook knows ('%s')", *mode);
   return name;
 }
 
@@ -291,12 +422,13 @@ static int
 run_script_step (json_t *input)
 {
   json_t *binds, *env;
-  const char *name = state_root (input, &binds, &env);
+  const char *mode;
+  const char *name = state_root (input, &binds, &env, &mode);
   json_t *a = json_object_get (input, "args");
   cleanup_strv char **args = NULL;
   ci_push (&args, "run");
   ci_push (&args, name);
-  ci_push (&args, "--mode=userns");
+  ci_pushf (&args, "--mode=%s", mode);
   size_t i;
   json_t *v;
   json_array_foreach (binds, i, v) ci_push (&args, json_string_value (v));
@@ -306,7 +438,13 @@ run_script_step (json_t *input)
   if (workdir != NULL)
     ci_pushf (&args, "--workdir=%s", workdir);
   push_command (&args, a);
-  return ci_tool (args, -1, NULL);
+  if (strcmp (mode, "userns") == 0)
+    return ci_tool (args, -1, NULL);
+  struct volumes vs = { 0 };
+  volumes_from_state (&vs, json_object_get (json_object_get (input, "state"), "volumes"));
+  int status = run_copying (name, &vs, args);
+  volumes_clear (&vs);
+  return status;
 }
 
 static int
@@ -318,15 +456,36 @@ run_container_step (json_t *input)
                                        ? "Dockerfile actions need an image builder: build the "
                                          "image elsewhere and name it with docker://"
                                        : "the step names no image");
+  struct volumes vs = { 0 };
+  collect_volumes (&vs, json_object_get (a, "systemMountVolumes"));
+  collect_volumes (&vs, json_object_get (a, "userMountVolumes"));
+  /* chroot mode when the job's own devroot is in it, or the administrator said so (a job
+   * without a container of its own has no state to tell). */
+  const char *state_mode = str (json_object_get (input, "state"), "mode");
+  bool chroot_mode = strcmp (hook_mode, "chroot") == 0
+                     || (state_mode != NULL && strcmp (state_mode, "chroot") == 0);
   cleanup_free char *registry = NULL;
+  cleanup_free char *name = NULL;
   cleanup_strv char **args = NULL;
   ci_push (&args, "run");
-  ci_push (&args, "--ephemeral");
-  image_source (str (a, "image"), &args, &registry);
-  ci_push (&args, "--quiet");
-  ci_push (&args, "--mode=userns");
-  push_binds (&args, json_object_get (a, "systemMountVolumes"));
-  push_binds (&args, json_object_get (a, "userMountVolumes"));
+  if (chroot_mode)
+    {
+      /* run --ephemeral would enter the root before we could copy the volumes in: a
+       * throwaway root of our own instead. */
+      name = new_root_name ();
+      if (create_root (name, a) != 0)
+        fail ("run_container_step: cannot create a devroot from '%s'", str (a, "image"));
+      ci_push (&args, name);
+      ci_push (&args, "--mode=chroot");
+    }
+  else
+    {
+      ci_push (&args, "--ephemeral");
+      image_source (str (a, "image"), &args, &registry);
+      ci_push (&args, "--quiet");
+      ci_push (&args, "--mode=userns");
+      push_binds (&args, &vs);
+    }
   push_env (&args, json_object_get (a, "environmentVariables"));
   const char *workdir = str (a, "workingDirectory");
   if (workdir != NULL)
@@ -343,6 +502,14 @@ run_container_step (json_t *input)
       json_array_foreach (json_object_get (a, "entryPointArgs"), i, v)
         ci_push (&args, json_string_value (v));
     }
+  if (chroot_mode)
+    {
+      int status = run_copying (name, &vs, args);
+      volumes_clear (&vs);
+      ci_remove_root (name);
+      return status;
+    }
+  volumes_clear (&vs);
   char *auth = credentials_for (a, registry);
   cleanup_free char *auth_env = auth != NULL ? xasprintf ("REGISTRY_AUTH_FILE=%s", auth) : NULL;
   char *extra[] = { auth_env, NULL };
@@ -366,6 +533,16 @@ ci_github_hook (char **argv)
   for (; argv[0] != NULL; argv++)
     if (strcmp (argv[0], "--allow-local-images") == 0)
       local_images = true;
+    else if (strcmp (argv[0], "--mode") == 0 || strncmp (argv[0], "--mode=", 7) == 0)
+      {
+        const char *m = argv[0][6] == '=' ? argv[0] + 7 : argv[1];
+        if (m == NULL || (strcmp (m, "auto") != 0 && strcmp (m, "userns") != 0
+                          && strcmp (m, "chroot") != 0))
+          fail ("--mode '%s': expected auto, userns or chroot", m != NULL ? m : "");
+        hook_mode = m;
+        if (argv[0][6] != '=')
+          argv++;
+      }
     else
       fail ("unexpected argument '%s': the runner's JSON comes on standard input", argv[0]);
   size_t len;

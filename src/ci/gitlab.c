@@ -184,22 +184,6 @@ refuse_services (void)
            "start what the job needs in its script", services);
 }
 
-static int
-run_quiet (char **args)
-{
-  cleanup_fd int null = open ("/dev/null", O_WRONLY | O_CLOEXEC);
-  int saved = dup (STDERR_FILENO);
-  if (null >= 0)
-    dup2 (null, STDERR_FILENO);
-  int status = ci_tool (args, -1, NULL);
-  if (saved >= 0)
-    {
-      dup2 (saved, STDERR_FILENO);
-      close (saved);
-    }
-  return status;
-}
-
 /* userns when the devroot can be entered with the builds directory bound there, else
  * chroot: what `auto` would pick, tried for real with a bind. */
 static const char *
@@ -215,13 +199,13 @@ choose_mode (const struct gitlab *g, const char *name, const char *builds)
   ci_push (&args, "--");
   ci_push (&args, "true");
   /* `true` may be missing from a distroless image; sh then, and failing that chroot. */
-  if (run_quiet (args) == 0)
+  if (ci_tool_quiet (args) == 0)
     return "userns";
   free (args[strv_length (args) - 1]);
   args[strv_length (args) - 1] = xstrdup ("/bin/sh");
   ci_push (&args, "-c");
   ci_push (&args, ":");
-  return run_quiet (args) == 0 ? "userns" : "chroot";
+  return ci_tool_quiet (args) == 0 ? "userns" : "chroot";
 }
 
 static void

@@ -223,11 +223,13 @@ static const struct command_info commands[] = {
     "IMAGE is a Docker reference (Docker Hub by default), template:NAME, or anything\n"
     "create --from takes with its prefix (docker://, oci:, docker-archive:, https://, /path).\n"
     "See the man page, GITLAB RUNNER.\n" },
-  { "github-hook", CMD_GITHUB_HOOK, false, "github-hook [--allow-local-images] < JSON",
+  { "github-hook", CMD_GITHUB_HOOK, false, "github-hook [--allow-local-images] [--mode auto|userns|chroot] < JSON",
     "The GitHub Actions runner's container hooks: prepare_job, run_script_step,\n"
     "run_container_step and cleanup_job, read as JSON on standard input. Point\n"
     "ACTIONS_RUNNER_CONTAINER_HOOKS at a .sh file that runs 'exec enter-devroot github-hook'.\n"
-    "Needs user-namespace mode (the runner's directories are bound into the devroot).\n"
+    "The runner's directories are bound into the devroot in user-namespace mode, copied\n"
+    "in before each step and back after it in chroot mode (--mode auto: userns where\n"
+    "they can be bound, else chroot).\n"
     "See the man page, GITHUB ACTIONS RUNNER.\n" },
   { "help", CMD_HELP, false, "help [SUBCOMMAND]", "Show help for SUBCOMMAND.\n" },
 };

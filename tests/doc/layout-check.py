@@ -11,6 +11,8 @@ stays true at the source level, as tests/host/split.bats checks it at the binary
   - nothing under src/common/ or src/store/ includes a header of src/enter/;
   - src/ci/ (the CI engines' drivers, linked into enter-devroot-store) includes only
     its own and src/common/ headers: it calls the enter-devroot commands, nothing else;
+    except store/walk.h, through which the Actions hooks' chroot mode reads a root's
+    tree (ci/volumes.c): the one walk that a step changing the tree cannot redirect;
   - enter-devroot's sources and libraries in Makefile.am lie under src/enter/ and
     src/common/ only.
 
@@ -25,6 +27,8 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # Which folders a file in each folder may include from.
 ALLOWED = {"enter": {"enter", "common"}, "common": {"common"}, "store": {"store", "common", "ci"},
            "ci": {"ci", "common"}}
+# Single headers a folder may include beyond those (see the docstring).
+ALLOWED_HEADERS = {"ci": {"store/walk.h"}}
 
 results = []
 
@@ -42,7 +46,8 @@ for folder, allowed in sorted(ALLOWED.items()):
             includes = INCLUDE.findall(f.read())
         bare = [h for h in includes if "/" not in h]
         check(not bare, f"{rel} names the folder of each include", "bare: " + ", ".join(bare))
-        crossing = [h for h in includes if "/" in h and h.split("/", 1)[0] not in allowed]
+        crossing = [h for h in includes if "/" in h and h.split("/", 1)[0] not in allowed
+                    and h not in ALLOWED_HEADERS.get(folder, set())]
         check(not crossing, f"{rel} includes only from {', '.join(sorted(allowed))}",
               "crosses the boundary: " + ", ".join(crossing))
 

@@ -107,7 +107,8 @@ import json, sys
 print(json.dumps({"command": sys.argv[1], "responseFile": sys.argv[2],
                   "args": json.loads(sys.argv[3]), "state": json.loads(sys.argv[4])}))' \
 		"$1" "$response" "$2" "${GH_STATE:-{\}}" >"$GH/input-$1.json"
-	"$EDR_BIN" github-hook --allow-local-images <"$GH/input-$1.json"
+	# GH_HOOK_TIMEOUT: a hook that hangs fails the test instead of the whole run.
+	timeout "${GH_HOOK_TIMEOUT:-600}" "$EDR_BIN" github-hook --allow-local-images <"$GH/input-$1.json"
 	local s=$?
 	if [[ -s $response ]]; then
 		GH_STATE=$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["state"]))' "$response")

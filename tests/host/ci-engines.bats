@@ -245,6 +245,12 @@ print(c["id"])' "$GH/response-prepare_job.json"
 	run --separate-stderr "$EDR_BIN" github-hook <<<'{"command": "run_script_step", "args": {}, "state": {"root": "../x"}}'
 	assert_equal "$status" 1
 	[[ ${stderr_lines[0]} == *"state names no devroot"* ]] || fail "$stderr"
+	run --separate-stderr "$EDR_BIN" github-hook --mode bogus <<<'{}'
+	assert_equal "$status" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: --mode 'bogus': expected auto, userns or chroot" ]] || fail "$stderr"
+	run --separate-stderr "$EDR_BIN" github-hook <<<'{"command": "run_script_step", "args": {}, "state": {"root": "x", "mode": "docker"}}'
+	assert_equal "$status" 1
+	[[ ${stderr_lines[0]} == *"state names no mode this hook knows ('docker')" ]] || fail "$stderr"
 }
 
 @test "ci drivers: a job's image naming a file or directory of the runner's host is refused unless the runner allows it" {
