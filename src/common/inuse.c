@@ -303,3 +303,108 @@ inuse_stop (const char *name, const char *root)
            (long) pid, comm);
     }
 }
+
+uint64_t
+inuse_start_time (pid_t pid)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%ld/stat", (long) pid);
+  cleanup_free char *stat = read_first_line (path);
+  const char *p = stat != NULL ? strrchr (stat, ')') : NULL;
+  if (p == NULL)
+    return 0;
+  /* After the comm: state (field 3), then fields 4 to 21, then starttime. */
+  unsigned long long t = 0;
+  if (sscanf (p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+              "%*d %*d %llu", &t) != 1)
+    return 0;
+  return t;
+}
+
+/* Whether ENTRY of LOCKS is a state file of NAME's warm keepers. */
+static bool
+is_keeper_state (const char *entry, const char *name)
+{
+  size_t n = strlen (name);
+  return strncmp (entry, name, n) == 0 && str_has_prefix (entry + n, KEEPER_WARM_INFIX)
+         && str_has_suffix (entry, ".ns");
+}
+
+/* The keeper named by state file ENTRY of directory D, opened as a pidfd once checked to
+ * be the recorded process (start time) and the caller's; -1 when none runs. */
+static int
+keeper_open (int d, const char *entry, pid_t *pid_out)
+{
+  cleanup_free char *text = load_file_at (d, entry, 256, NULL);
+  long pid = 0;
+  unsigned long long started = 0;
+  if (text == NULL || sscanf (text, "%ld %llu", &pid, &started) != 2 || pid <= 1)
+    return -1;
+  int fd = pidfd_open_ ((pid_t) pid);
+  if (fd < 0)
+    return -1;
+  char proc[48];
+  struct stat st;
+  snprintf (proc, sizeof proc, "/proc/%ld", pid);
+  if (inuse_start_time ((pid_t) pid) != started || stat (proc, &st) < 0
+      || st.st_uid != getuid ())
+    {
+      close (fd);
+      return -1;
+    }
+  *pid_out = (pid_t) pid;
+  return fd;
+}
+
+size_t
+inuse_keepers (const char *locks, const char *name, pid_t *pids, size_t max)
+{
+  DIR *d = opendir (locks);
+  if (d == NULL)
+    return 0;
+  size_t n = 0;
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    {
+      pid_t pid;
+      int fd = is_keeper_state (de->d_name, name) ? keeper_open (dirfd (d), de->d_name, &pid)
+                                                  : -1;
+      if (fd < 0)
+        continue;
+      close (fd);
+      if (n < max)
+        pids[n] = pid;
+      n++;
+    }
+  closedir (d);
+  return n;
+}
+
+void
+inuse_stop_keepers (const char *locks, const char *name)
+{
+  DIR *d = opendir (locks);
+  if (d == NULL)
+    return;
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    {
+      if (!is_keeper_state (de->d_name, name))
+        continue;
+      pid_t pid;
+      int fd = keeper_open (dirfd (d), de->d_name, &pid);
+      if (fd >= 0)
+        {
+          if (pidfd_send_signal_ (fd, SIGKILL) < 0 && errno != ESRCH)
+            die_with_error ("cannot remove '%s': cannot stop the keeper of its namespaces "
+                            "(process %ld)", name, (long) pid);
+          int fds[1] = { fd };
+          if (wait_exits (fds, 1, KILL_WAIT_MS) > 0)
+            die ("cannot remove '%s': the keeper of its namespaces (process %ld) is still "
+                 "running after SIGKILL", name, (long) pid);
+        }
+      /* Its holder removes these too once the keeper is gone; whichever is first. */
+      cleanup_free char *hold = xasprintf ("%shold", de->d_name);
+      unlinkat (dirfd (d), de->d_name, 0);
+      unlinkat (dirfd (d), hold, 0);
+    }
+  closedir (d);
+}

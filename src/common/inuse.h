@@ -2,6 +2,9 @@
  * is in it), and stopping them for `remove --force` (see inuse.c). */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* One process inside ROOT, or 0 when none is. */
@@ -16,3 +19,17 @@ char *inuse_command (pid_t pid);
 /* SIGTERM every process inside ROOT (devroot NAME), SIGKILL those alive after a grace
  * period; die()s naming one that survives. */
 void inuse_stop (const char *name, const char *root);
+
+/* The start time of PID in clock ticks since boot (field 22 of /proc/PID/stat), 0 if gone:
+ * with the PID, it names a process that a reused PID cannot be mistaken for. */
+uint64_t inuse_start_time (pid_t pid);
+
+/* The keepers of NAME's warm namespaces (stepns.c): state files LOCKS/NAME@warm-KEY.ns,
+ * "PID START_TIME RUNS GENERATION". A keeper counts when its process still runs with that
+ * start time and is the caller's. */
+#define KEEPER_WARM_INFIX "@warm-"
+/* How many live keepers NAME has; the first MAX PIDs go to PIDS. */
+size_t inuse_keepers (const char *locks, const char *name, pid_t *pids, size_t max);
+/* SIGKILL every keeper of NAME (its PID namespace, and anything left in it, dies with it),
+ * wait until each is gone, and remove their state files: `remove` leaves no process. */
+void inuse_stop_keepers (const char *locks, const char *name);

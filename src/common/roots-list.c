@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/inuse.h"
 #include "common/meta.h"
 #include "common/name.h"
 #include "common/paths.h"
@@ -110,6 +111,15 @@ roots_list (bool json)
                           m.created != NULL ? m.created : "-", m.source != NULL ? m.source : "-");
         }
       meta_clear (&m);
+    }
+  /* What warm runs keep (stepns.c), under the table: its columns stay as scripts read them. */
+  for (size_t i = 0; !json && i < n; i++)
+    {
+      pid_t pids[64];
+      size_t k = inuse_keepers (p.locks, names[i], pids, N_ELEMENTS (pids));
+      for (size_t j = 0; j < k && j < N_ELEMENTS (pids); j++)
+        strbuf_appendf (&out, "kept: %s: namespaces of warm runs, process %ld\n", names[i],
+                        (long) pids[j]);
     }
   if (json)
     strbuf_append (&out, "]\n");

@@ -367,6 +367,8 @@ remove_one (struct store_paths *p, const char *name, bool force)
   check_removable (p, name, force);
   if (force)
     inuse_stop (name, root);
+  /* After the runs (a warm run's processes are inside the root; its keeper is not). */
+  inuse_stop_keepers (p->locks, name);
   if (remove_locked (p, name, true) < 0)
     die ("cannot remove '%s': no such devroot", name);
 }

@@ -49,6 +49,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -459,7 +460,7 @@ build_userns_view (void *arg)
  * with it: the parent-death signal does that. */
 __attribute__((noreturn)) static void
 chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined,
-                 bool report_stops)
+                 bool report_stops, bool sweep)
 {
   verbose ("chroot into root '%s'", name);
   if (chroot (".") < 0)
@@ -477,13 +478,17 @@ chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined,
       supervise_restore_signals ();
       run_command (name, opts);
     }
-  pidns_init (command, STATUS_FD, report_stops);
+  pidns_init (command, STATUS_FD, report_stops, sweep);
 }
 
 /* userns mode: the child is PID 1 of new user, mount and PID namespaces; it builds the
  * root's view, chroots, and forks the command (step 8). Or, in a Slurm step whose tasks
  * share namespaces (STEP not NULL), it joins the keeper's, chroots into the root again
- * (joining made the mount namespace's root ours), and forks the command there.
+ * (joining made the mount namespace's root ours), and forks the command there. A warm run
+ * (STEP->idle) joins in this process, so that the child is born in the keeper's PID
+ * namespace: the command's PID 1 in all but number, a child subreaper that kills what the
+ * command leaves (the keeper's namespace outlives it). Joining costs this process nothing
+ * it uses: it has no privilege on the host to lose, and reads nothing of the root.
  * *STATUS_READ receives the end of the pipe the command's wait status comes through. */
 static pid_t
 start_userns_job (struct userns_view *view, const struct stepns *step, const char *root,
@@ -496,6 +501,9 @@ start_userns_job (struct userns_view *view, const struct stepns *step, const cha
   fflush (NULL);
   /* clone as fork does (no stack: the child runs on a copy of ours), as bubblewrap does. */
   int flags = step != NULL ? 0 : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID;
+  bool warm = step != NULL && step->idle > 0;
+  if (warm)
+    stepns_join (step, name);
   pid_t pid = (pid_t) syscall (SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
   if (pid < 0)
     die_userns_unavailable (name, errno, view->opts);
@@ -506,7 +514,7 @@ start_userns_job (struct userns_view *view, const struct stepns *step, const cha
       return pid;
     }
 
-  if (step != NULL)
+  if (step != NULL && !warm)
     stepns_join (step, name);
   verbose (step != NULL ? "joined the Slurm step's user, mount and PID namespaces"
                         : "new user, mount and PID namespaces (this process is their PID 1)");
@@ -525,7 +533,35 @@ start_userns_job (struct userns_view *view, const struct stepns *step, const cha
         die_with_error ("cannot enter root '%s': cannot change directory to %s", name, root);
       close (fd);
     }
-  chroot_and_wait (name, view->opts, step != NULL, step == NULL && view->term->fd >= 0);
+  if (warm)
+    supervise_become_subreaper (); /* in the keeper's PID namespace, where the orphans are */
+  chroot_and_wait (name, view->opts, step != NULL, step == NULL && view->term->fd >= 0, warm);
+}
+
+/* FNV-1a of H and the string S with its terminating NUL (so "a","bc" is not "ab","c"). */
+static uint64_t
+fnv_str (uint64_t h, const char *s)
+{
+  do
+    h = (h ^ (unsigned char) *s) * UINT64_C (1099511628211);
+  while (*s++ != '\0');
+  return h;
+}
+
+/* What a warm run's keeper is keyed on: everything its view is made of (the root's
+ * directory by path and identity, so a root made again under the same name is another,
+ * the binds, --root and --no-host-dns). */
+static uint64_t
+warm_key (const char *root, const struct stat *root_st, const struct userns_view *view)
+{
+  char ids[96];
+  snprintf (ids, sizeof ids, "%ju:%ju:%d:%d", (uintmax_t) root_st->st_dev,
+            (uintmax_t) root_st->st_ino, (int) view->opts->root, (int) view->opts->no_host_dns);
+  uint64_t h = fnv_str (fnv_str (UINT64_C (14695981039346656037), root), ids);
+  for (size_t i = 0; i < view->n_binds; i++)
+    h = fnv_str (fnv_str (fnv_str (h, view->binds[i].src), view->binds[i].dst),
+                 view->binds[i].ro ? "ro" : "rw");
+  return h;
 }
 
 void
@@ -577,7 +613,8 @@ enter_devroot (const struct cli *cli)
   int rootfd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rootfd < 0)
     die_with_error ("cannot enter root '%s': cannot open %s", name, root);
-  if (fchdir (rootfd) < 0)
+  struct stat root_st;
+  if (fchdir (rootfd) < 0 || fstat (rootfd, &root_st) < 0)
     die_with_error ("cannot enter root '%s': cannot change directory to %s", name, root);
   close (rootfd);
 
@@ -591,12 +628,27 @@ enter_devroot (const struct cli *cli)
   /* A Slurm step's tasks on a node share the root's namespaces (stepns.c). */
   struct stepns step;
   bool shared = false;
+  unsigned idle;
   if (mode == ENTER_MODE_USERNS && stepns_from_env (name, &step))
     {
       term.fd = -1; /* a Slurm step's tasks: the keeper's view is not one task's terminal */
       shared = stepns_enter (&step, name, build_userns_view, &view);
       if (!shared)
         stepns_leave (&step);
+    }
+  /* A warm run joins the namespaces a keeper holds for the same view, made by the first
+   * run (stepns.c). Not with a terminal of ours: the view's /dev/console and the
+   * terminal's foreground group are one job's. Not for a throwaway root. */
+  else if (mode == ENTER_MODE_USERNS && cli->command == CMD_RUN && !cli->ephemeral
+           && term.fd < 0 && (idle = stepns_warm_idle ()) > 0
+           && stepns_warm_init (name, warm_key (root, &root_st, &view), idle, &step))
+    {
+      shared = stepns_enter (&step, name, build_userns_view, &view);
+      bool setup_failed = step.setup_failed;
+      if (!shared)
+        stepns_leave (&step);
+      if (setup_failed)
+        exit (EXIT_TOOL_FAILURE); /* the keeper said why, as the job's PID 1 would have */
     }
   pid_t job = mode == ENTER_MODE_CHROOT
                 ? start_chroot_job (name, opts)

@@ -17,7 +17,19 @@
  * holder waits for that lock exclusively, then kills the keeper itself. A task that finds
  * the keeper recorded gone starts a new one. The lock files are removed by whoever ends
  * the keeper; a task that opened the state just before its removal sees that the path no
- * longer names its file and opens it again. */
+ * longer names its file and opens it again.
+ *
+ * Warm runs (stepns_warm_init) share the same machinery for a root entered again and
+ * again by `run`: the state is locks/ROOT@warm-KEY.ns, KEY a hash of everything that makes
+ * the view (the root's directory, the binds, --root, --no-host-dns), so a run with other
+ * binds never joins a view it did not ask for. No run kills the keeper: the holder does,
+ * once no run has held the hold lock for the idle time (a generation counter in the state,
+ * bumped by every run that joins, tells it whether one came and went meanwhile); `remove`
+ * kills it first (inuse_stop_keepers). Each run's command gets a PID 1 of its own inside the
+ * keeper's PID namespace, a child subreaper that kills what the command left when it ends
+ * (stepns_run_init); the keeper, PID 1 of the namespace, kills every orphan it inherits
+ * (those of a run init killed with SIGKILL) within KEEPER_TICK_MS. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -34,6 +46,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/inuse.h"
 #include "common/paths.h"
 #include "common/util.h"
 #include "enter/pidns.h"
@@ -47,29 +60,17 @@
 /* The fds the holder keeps while it sets the keeper up. */
 #define HOLDER_PID_FD 3
 #define KEEPER_READY_FD 4
+/* How often a warm keeper looks for orphans of killed runs to kill. */
+#define KEEPER_TICK_MS 1000
+/* A warm keeper's idle time unless configured (ENTER_DEVROOT_KEEP_IDLE, keep-idle), and
+ * the most it can be set to (a day). */
+#define WARM_IDLE_DEFAULT 10
+#define WARM_IDLE_MAX 86400
 
 static int
 sys_pidfd_open (pid_t pid)
 {
   return (int) syscall (SYS_pidfd_open, pid, 0);
-}
-
-/* The start time of PID in clock ticks since boot (field 22 of /proc/PID/stat), 0 if gone. */
-static uint64_t
-start_time (pid_t pid)
-{
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  cleanup_free char *stat = read_first_line (path);
-  const char *p = stat != NULL ? strrchr (stat, ')') : NULL;
-  if (p == NULL)
-    return 0;
-  /* After the comm: state (field 3), then fields 4 to 21, then starttime. */
-  unsigned long long t = 0;
-  if (sscanf (p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-              "%*d %*d %llu", &t) != 1)
-    return 0;
-  return t;
 }
 
 /* Take an exclusive (or shared) lock on PATH's file, opening it again if the path was
@@ -116,31 +117,114 @@ stepns_from_env (const char *root_name, struct stepns *ns)
   return true;
 }
 
-/* The state: the keeper's PID and start time, and how many tasks are in its namespaces. */
+/* The idle time from VALUE (SOURCE names it for the error): whole seconds, 0 = off. */
+static unsigned
+parse_idle (const char *value, const char *source)
+{
+  char *end;
+  errno = 0;
+  unsigned long v = strtoul (value, &end, 10);
+  if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno != 0 || v > WARM_IDLE_MAX)
+    die ("%s '%s': expected whole seconds from 0 (off) to %d", source, value, WARM_IDLE_MAX);
+  return (unsigned) v;
+}
+
+unsigned
+stepns_warm_idle (void)
+{
+  const char *env = getenv ("ENTER_DEVROOT_KEEP_IDLE");
+  if (env != NULL && env[0] != '\0')
+    return parse_idle (env, "ENTER_DEVROOT_KEEP_IDLE");
+  /* "keep-idle = SECONDS" in the config file (userconfig.h has the format; the store
+   * reads the other keys and warns about unknown ones). */
+  cleanup_free char *dir = paths_xdg_dir ("XDG_CONFIG_HOME", ".config");
+  cleanup_free char *path = xasprintf ("%s/enter-devroot/config", dir);
+  cleanup_free char *text = load_file_at (AT_FDCWD, path, 64 * 1024, NULL);
+  unsigned idle = WARM_IDLE_DEFAULT;
+  for (char *line = text, *next; line != NULL && *line != '\0'; line = next)
+    {
+      next = strchr (line, '\n');
+      if (next != NULL)
+        *next++ = '\0';
+      line += strspn (line, " \t");
+      if (strncmp (line, "keep-idle", strlen ("keep-idle")) != 0)
+        continue;
+      char *v = line + strlen ("keep-idle");
+      v += strspn (v, " \t");
+      if (*v != '=')
+        continue;
+      v += 1 + strspn (v + 1, " \t");
+      size_t len = strcspn (v, "#;");
+      while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+      v[len] = '\0';
+      cleanup_free char *source = xasprintf ("%s: keep-idle =", path);
+      idle = parse_idle (v, source); /* the last one wins, as for the other keys */
+    }
+  return idle;
+}
+
+bool
+stepns_warm_init (const char *root_name, uint64_t key, unsigned idle, struct stepns *ns)
+{
+  *ns = (struct stepns) { .state_fd = -1, .hold_fd = -1, .keeper_fd = -1, .idle = idle };
+  struct store_paths p;
+  store_paths_from_env (&p);
+  struct stat st;
+  bool ok = stat (p.locks, &st) == 0 && S_ISDIR (st.st_mode) && st.st_uid == getuid ();
+  if (ok)
+    {
+      ns->state_path = xasprintf ("%s/%s" KEEPER_WARM_INFIX "%016" PRIx64 ".ns", p.locks,
+                                  root_name, key);
+      ns->hold_path = xasprintf ("%shold", ns->state_path);
+    }
+  store_paths_clear (&p);
+  return ok;
+}
+
+/* The state: the keeper's PID and start time, how many tasks are in its namespaces, and
+ * (warm) how many runs ever joined them. */
 struct state
 {
   int pid;
   uint64_t started;
   unsigned tasks;
+  uint64_t generation;
 };
 
 static void
-state_read (const struct stepns *ns, struct state *st)
+state_read_fd (int fd, const char *path, struct state *st)
 {
   char buf[STEP_STATE_MAX + 1];
-  size_t n = step_file_read (ns->state_fd, ns->state_path, buf);
+  size_t n = step_file_read (fd, path, buf);
   *st = (struct state) { 0 };
-  if (n > 0 && (sscanf (buf, "%d %" SCNu64 " %u", &st->pid, &st->started, &st->tasks) != 3
+  if (n > 0 && (sscanf (buf, "%d %" SCNu64 " %u %" SCNu64, &st->pid, &st->started, &st->tasks,
+                        &st->generation) != 4
                 || st->pid <= 1))
     *st = (struct state) { 0 }; /* malformed: as if no keeper were recorded */
 }
 
 static void
+state_read (const struct stepns *ns, struct state *st)
+{
+  state_read_fd (ns->state_fd, ns->state_path, st);
+}
+
+/* Written in place, padded to a fixed size with spaces (which the reading skips), never
+ * truncated: on ext4, truncating a file to zero and writing it again makes the next close
+ * flush its data (auto_da_alloc), which costs a warm run a millisecond. */
+static void
 state_write (const struct stepns *ns, const struct state *st)
 {
   char buf[STEP_STATE_MAX];
-  snprintf (buf, sizeof buf, "%d %" PRIu64 " %u\n", st->pid, st->started, st->tasks);
-  step_file_write (ns->state_fd, ns->state_path, buf);
+  int n = snprintf (buf, sizeof buf, "%d %" PRIu64 " %u %" PRIu64, st->pid, st->started,
+                    st->tasks, st->generation);
+  if (n < 0 || n > (int) sizeof buf - 2)
+    die ("%s: state too long", ns->state_path);
+  memset (buf + n, ' ', sizeof buf - 1 - (size_t) n);
+  buf[sizeof buf - 1] = '\n';
+  if (pwrite (ns->state_fd, buf, sizeof buf, 0) != (ssize_t) sizeof buf)
+    die_with_error ("cannot write %s", ns->state_path);
 }
 
 /* The keeper recorded in the state, if it still runs: a pidfd of it is kept. */
@@ -158,7 +242,7 @@ keeper_alive (struct stepns *ns, const struct state *st)
   char proc[64];
   struct stat pst;
   snprintf (proc, sizeof proc, "/proc/%d", st->pid);
-  if (start_time (st->pid) != st->started || stat (proc, &pst) < 0 || pst.st_uid != getuid ())
+  if (inuse_start_time (st->pid) != st->started || stat (proc, &pst) < 0 || pst.st_uid != getuid ())
     {
       close (fd);
       return false;
@@ -168,20 +252,59 @@ keeper_alive (struct stepns *ns, const struct state *st)
   return true;
 }
 
+/* A warm keeper: SIGKILL each process of the namespace whose parent is the keeper (PID 1),
+ * read from the namespace's own procfs PROC. A warm run's processes descend from its run
+ * init, whose parent is outside the namespace: only orphans of a killed run init are here. */
+static void
+kill_orphans (int proc)
+{
+  int dup_fd = dup (proc);
+  DIR *d = dup_fd >= 0 ? fdopendir (dup_fd) : NULL;
+  if (d == NULL)
+    {
+      if (dup_fd >= 0)
+        close (dup_fd);
+      return;
+    }
+  rewinddir (d);
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    {
+      char *end;
+      long pid = strtol (de->d_name, &end, 10);
+      if (*end != '\0' || pid <= 1)
+        continue;
+      char path[64];
+      snprintf (path, sizeof path, "%ld/stat", pid);
+      cleanup_free char *stat = load_file_at (proc, path, 4096, NULL);
+      const char *p = stat != NULL ? strrchr (stat, ')') : NULL;
+      int ppid = 0;
+      if (p != NULL && sscanf (p + 1, " %*c %d", &ppid) == 1 && ppid == 1)
+        kill ((pid_t) pid, SIGKILL);
+    }
+  closedir (d);
+}
+
 /* PID 1 of the shared namespaces: reap whatever the tasks leave to it, forever (its
- * holder, or the last task, kills it). */
+ * holder, or the last task, kills it). A warm keeper (PROC >= 0) kills it first. */
 __attribute__((noreturn)) static void
-keeper_loop (void)
+keeper_loop (int proc)
 {
   sigset_t chld;
   sigemptyset (&chld);
   sigaddset (&chld, SIGCHLD);
   sigprocmask (SIG_BLOCK, &chld, NULL);
+  struct timespec tick = { .tv_sec = KEEPER_TICK_MS / 1000,
+                           .tv_nsec = (KEEPER_TICK_MS % 1000) * 1000000L };
   for (;;)
     {
+      if (proc >= 0)
+        kill_orphans (proc);
       while (waitpid (-1, NULL, WNOHANG) > 0)
         ;
-      sigwaitinfo (&chld, NULL);
+      if (proc >= 0)
+        sigtimedwait (&chld, NULL, &tick);
+      else
+        sigwaitinfo (&chld, NULL);
     }
 }
 
@@ -197,8 +320,66 @@ stdio_to_null (void)
   close (null);
 }
 
+/* Take LOCK_EX on FD without waiting; whether it was taken. */
+static bool
+try_lock (int fd)
+{
+  return flock (fd, LOCK_EX | LOCK_NB) == 0;
+}
+
+/* A warm keeper's holder: return once no run has been in the namespaces, nor joined them,
+ * for NS->idle seconds (both locks then held, so that none joins before the keeper is
+ * killed and the state removed), or once the keeper is gone (`remove` killed it). */
+static void
+holder_wait_idle (const struct stepns *ns, pid_t keeper, int hold, int state)
+{
+  int keeper_fd = sys_pidfd_open (keeper);
+  if (keeper_fd < 0)
+    return;
+  for (;;)
+    {
+      /* No run in: each holds the hold lock shared while it runs. */
+      while (flock (hold, LOCK_EX) < 0)
+        if (errno != EINTR)
+          return;
+      if (!try_lock (state))
+        {
+          /* A run is joining and holds the state lock: let it take the shared lock. */
+          flock (hold, LOCK_UN);
+          usleep (HOLDER_RETRY_US);
+          continue;
+        }
+      struct state st;
+      state_read_fd (state, ns->state_path, &st);
+      if (st.pid != keeper)
+        return; /* the state names another keeper (ours was found dead): ours goes */
+      uint64_t generation = st.generation;
+      flock (state, LOCK_UN);
+      flock (hold, LOCK_UN);
+      struct pollfd p = { .fd = keeper_fd, .events = POLLIN };
+      int r;
+      while ((r = poll (&p, 1, (int) ns->idle * 1000)) < 0 && errno == EINTR)
+        ;
+      if (r != 0)
+        return; /* the keeper is gone */
+      if (!try_lock (hold))
+        continue; /* a run is in */
+      if (!try_lock (state))
+        {
+          flock (hold, LOCK_UN);
+          continue;
+        }
+      state_read_fd (state, ns->state_path, &st);
+      if (st.pid != keeper || st.generation == generation)
+        return; /* idle all along */
+      flock (state, LOCK_UN);
+      flock (hold, LOCK_UN);
+    }
+}
+
 /* The holder, outside the namespaces: clone the keeper, pass its PID on, then wait until
- * no task holds the step's lock and end the keeper. Signals stay blocked: a cancellation
+ * no task holds the step's lock (or, warm, until the namespaces have been idle for
+ * NS->idle seconds) and end the keeper. Signals stay blocked: a cancellation
  * reaches the tasks, and the holder goes when they have gone. */
 __attribute__((noreturn)) static void
 holder (const struct stepns *ns, const char *name, stepns_setup_fn setup, void *arg)
@@ -208,8 +389,10 @@ holder (const struct stepns *ns, const char *name, stepns_setup_fn setup, void *
                                   NULL, NULL, NULL, NULL);
   if (keeper < 0)
     {
-      warn ("root '%s': cannot make the namespaces the step's tasks share: %s", name,
-            strerror (errno));
+      /* A warm run then makes its own, and says why if that fails too. */
+      if (ns->idle == 0)
+        warn ("root '%s': cannot make the namespaces the step's tasks share: %s", name,
+              strerror (errno));
       _exit (EXIT_TOOL_FAILURE);
     }
   if (keeper == 0)
@@ -218,6 +401,9 @@ holder (const struct stepns *ns, const char *name, stepns_setup_fn setup, void *
       if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         _exit (EXIT_TOOL_FAILURE);
       setup (arg);
+      /* The namespace's own procfs, where a warm keeper finds the orphans it kills. */
+      int proc = ns->idle > 0 ? open ("proc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                              : -1;
       if (chdir ("/") < 0) /* nothing of the keeper's keeps the root in use */
         _exit (EXIT_TOOL_FAILURE);
       pidns_drop_capabilities (name);
@@ -225,7 +411,7 @@ holder (const struct stepns *ns, const char *name, stepns_setup_fn setup, void *
       if (write_all (KEEPER_READY_FD, "k", 1) < 0)
         _exit (EXIT_TOOL_FAILURE);
       close (KEEPER_READY_FD);
-      keeper_loop ();
+      keeper_loop (proc);
     }
   close (KEEPER_READY_FD);
   int sent = write_all (HOLDER_PID_FD, &keeper, sizeof keeper);
@@ -240,7 +426,9 @@ holder (const struct stepns *ns, const char *name, stepns_setup_fn setup, void *
    * holds the state lock until it has recorded the keeper, so the paths are ours. */
   int hold = open (ns->hold_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   int state = open (ns->state_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-  if (hold >= 0 && state >= 0)
+  if (hold >= 0 && state >= 0 && ns->idle > 0)
+    holder_wait_idle (ns, keeper, hold, state);
+  else if (hold >= 0 && state >= 0)
     for (;;)
       {
         while (flock (hold, LOCK_EX) < 0)
@@ -294,6 +482,13 @@ start_keeper (struct stepns *ns, struct state *st, const char *name, stepns_setu
             && read (ready_pipe[0], &ready, 1) == 1 && ready == 'k';
   close (pid_pipe[0]);
   close (ready_pipe[0]);
+  if (!ok && ns->idle > 0)
+    {
+      /* A keeper that died setting up said why; a clone that failed is told by the run's
+       * own attempt. The holder exits by itself; reaped by supervise() later. */
+      ns->setup_failed = keeper > 0;
+      return false;
+    }
   if (!ok)
     {
       /* The holder exits by itself when its keeper failed; reaped by supervise() later. */
@@ -301,8 +496,10 @@ start_keeper (struct stepns *ns, struct state *st, const char *name, stepns_setu
             "above says why): this task makes its own", name);
       return false;
     }
-  uint64_t started = start_time (keeper);
+  uint64_t started = inuse_start_time (keeper);
   ns->keeper_fd = sys_pidfd_open (keeper);
+  if ((started == 0 || ns->keeper_fd < 0) && ns->idle > 0)
+    return false;
   if (started == 0 || ns->keeper_fd < 0)
     {
       warn ("root '%s': the keeper of the step's namespaces is gone: this task makes its own",
@@ -310,7 +507,8 @@ start_keeper (struct stepns *ns, struct state *st, const char *name, stepns_setu
       return false;
     }
   ns->keeper = keeper;
-  *st = (struct state) { .pid = keeper, .started = started, .tasks = 0 };
+  *st = (struct state) { .pid = keeper, .started = started, .tasks = 0,
+                         .generation = st->generation };
   return true;
 }
 
@@ -329,6 +527,7 @@ stepns_enter (struct stepns *ns, const char *name, stepns_setup_fn setup, void *
   if (ok)
     {
       st.tasks++;
+      st.generation++;
       state_write (ns, &st);
     }
   flock (ns->state_fd, LOCK_UN);
@@ -344,8 +543,8 @@ void
 stepns_join (const struct stepns *ns, const char *name)
 {
   if (setns (ns->keeper_fd, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) < 0)
-    die_with_error ("cannot enter root '%s': cannot join the namespaces of the step's other "
-                    "tasks", name);
+    die_with_error ("cannot enter root '%s': cannot join the namespaces of %s", name,
+                    ns->idle > 0 ? "its warm runs" : "the step's other tasks");
 }
 
 /* Kill the keeper through its pidfd and wait until it, and so its PID namespace, is gone. */
@@ -365,7 +564,9 @@ keeper_kill (struct stepns *ns)
 void
 stepns_leave (struct stepns *ns)
 {
-  if (ns->hold_fd >= 0)
+  if (ns->hold_fd >= 0 && ns->idle > 0)
+    close (ns->hold_fd); /* a warm keeper outlives its runs: its holder ends it once idle */
+  else if (ns->hold_fd >= 0)
     {
       step_file_lock (ns->state_fd, LOCK_EX, ns->state_path);
       struct state st;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct stepns
@@ -16,6 +17,8 @@ struct stepns
   int hold_fd;
   pid_t keeper;     /* PID 1 of the shared namespaces, as this process sees it */
   int keeper_fd;    /* a pidfd of it */
+  unsigned idle;    /* warm runs: seconds the keeper stays once no run is in; 0: a step's */
+  bool setup_failed; /* warm: the keeper died building the view (it said why) */
 };
 
 /* Builds the namespaces' view of the root in the keeper, a child of a clone() into new
@@ -27,6 +30,16 @@ typedef void (*stepns_setup_fn) (void *arg);
 /* Whether this process is a task of a Slurm job step (slurmstep.h) that may share: if so,
  * set NS up for ROOT_NAME. */
 bool stepns_from_env (const char *root_name, struct stepns *ns);
+
+/* How long a warm keeper stays once no run is in it, in seconds, 0 = no keeper:
+ * $ENTER_DEVROOT_KEEP_IDLE, else "keep-idle = SECONDS" in the config file, else 10.
+ * die()s naming the one that is not a number of seconds. */
+unsigned stepns_warm_idle (void);
+
+/* Warm runs of ROOT_NAME (stepns.c): set NS up for the keeper of the view KEY hashes,
+ * kept IDLE (> 0) seconds once unused. False when the store has no locks directory of
+ * the caller's (the run then makes namespaces of its own). */
+bool stepns_warm_init (const char *root_name, uint64_t key, unsigned idle, struct stepns *ns);
 
 /* Join the step's namespaces on this node, starting their keeper if no task did yet. The
  * working directory must be the root; signals blocked (supervise_block_signals). False,

@@ -1,0 +1,198 @@
+#!/usr/bin/env bats
+# Warm runs in userns mode (src/enter/stepns.c, issue 28): `run` keeps the namespaces it made
+# (the keeper) for ENTER_DEVROOT_KEEP_IDLE seconds and the next run of the same view joins
+# them. What they must keep: a run joins only the view it asked for, its command's processes
+# die with it, no keeper outlives its idle time or `remove`, and `list` shows what is kept.
+# Two users never share: root.bats (it needs a second user).
+
+load common
+
+setup() {
+	edr_setup
+	is_root && skip "userns mode is about unprivileged callers"
+	unshare -U true 2>/dev/null || skip "unprivileged user namespaces are not available on this host"
+	create_default r
+	export ENTER_DEVROOT_KEEP_IDLE=300
+}
+
+teardown() {
+	# No keeper of this test may outlive it, whatever failed.
+	[[ ! -d $(store)/roots/r ]] || "$EDR_BIN" remove --force r >/dev/null 2>&1 || true
+	[[ ! -d $(store)/roots/r2 ]] || "$EDR_BIN" remove --force r2 >/dev/null 2>&1 || true
+	edr_teardown
+}
+
+# keepers NAME: the PIDs `list` says keep NAME's namespaces, one a line.
+keepers() {
+	"$EDR_BIN" list | sed -n "s/^kept: $1: namespaces of warm runs, process \([0-9]*\)\$/\1/p"
+}
+
+# pidns PID: the PID namespace of host process PID.
+pidns() { readlink "/proc/$1/ns/pid"; }
+
+# ns_of_run ARGS...: the PID namespace a `run ARGS -- ...` command is in.
+ns_of_run() { "$EDR_BIN" run --mode userns "$@" -- readlink /proc/self/ns/pid </dev/null; }
+
+# in_ns_of PID COMM: the caller's processes named COMM in host process PID's PID namespace
+# (other tests of this user may run their own sleeps).
+in_ns_of() {
+	local ns p
+	ns=$(pidns "$1") || return 0
+	for p in $(pgrep -u "$(id -u)" -x "$2"); do
+		[[ $(pidns "$p" 2>/dev/null) == "$ns" ]] && echo "$p"
+	done
+	return 0
+}
+
+# gone PID: wait up to 10 s for host process PID to exit.
+gone() {
+	local i
+	for i in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "warm: a second run joins the namespaces the first one left to a keeper" {
+	first=$(ns_of_run r)
+	mapfile -t k < <(keepers r)
+	[[ ${#k[@]} -eq 1 ]] || fail "expected one keeper in list, got: ${k[*]}"
+	# The keeper holds the first run's PID namespace...
+	assert_equal "$(pidns "${k[0]}")" "$first"
+	# ...the second run's command is in it, and no new keeper was made.
+	assert_equal "$(ns_of_run r)" "$first"
+	assert_equal "$(keepers r)" "${k[0]}"
+	# It sees what a run promises: its own /proc (the keeper as PID 1), /dev, the DNS files.
+	edr_run run --mode userns r -- sh -c 'cat /proc/1/comm; test -c /dev/null && test -c /dev/urandom &&
+		test -d /dev/pts && cmp -s /etc/resolv.conf /etc/resolv.conf && echo dev-ok;
+		grep -c . /etc/hosts >/dev/null && echo dns-ok'
+	assert_status 0
+	assert_equal "$output" $'enter-devroot\ndev-ok\ndns-ok'
+	# The exit statuses are a cold run's.
+	edr_run run --mode userns r -- sh -c 'exit 7'
+	assert_status 7
+	edr_run run --mode userns r -- sh -c 'kill -TERM $$'
+	assert_status 143
+	edr_run_127 run --mode userns r -- no-such-command
+	assert_status 127
+	assert_equal "$(keepers r)" "${k[0]}"
+}
+
+@test "warm: ENTER_DEVROOT_KEEP_IDLE=0 and keep-idle = 0 keep nothing; a bad value is one line" {
+	ENTER_DEVROOT_KEEP_IDLE=0 ns_of_run r >/dev/null
+	assert_equal "$(keepers r)" ""
+	unset ENTER_DEVROOT_KEEP_IDLE
+	mkdir -p "$XDG_CONFIG_HOME/enter-devroot"
+	printf 'keep-idle = 0 # off\n' >"$XDG_CONFIG_HOME/enter-devroot/config"
+	ns_of_run r >/dev/null
+	assert_equal "$(keepers r)" ""
+	# The store reads the same file: the key is known to it.
+	edr_run cache list
+	[[ $stderr != *"unknown key"* ]] || fail "$(last_run)"
+	printf 'keep-idle = 5\n' >"$XDG_CONFIG_HOME/enter-devroot/config"
+	ns_of_run r >/dev/null
+	[[ -n $(keepers r) ]] || fail "keep-idle = 5 kept nothing"
+	ENTER_DEVROOT_KEEP_IDLE=soon edr_run run --mode userns r -- true
+	assert_edr_error "$EDR_TOOL_EXIT" ENTER_DEVROOT_KEEP_IDLE soon
+}
+
+@test "warm: no keeper once the idle time has passed with no run; a run restarts the clock" {
+	export ENTER_DEVROOT_KEEP_IDLE=2
+	ns_of_run r >/dev/null
+	k=$(keepers r)
+	[[ -n $k ]] || fail "no keeper"
+	sleep 1
+	ns_of_run r >/dev/null
+	sleep 1.5 # 2.5 s after the first run, 1.5 s after the second
+	assert_equal "$(keepers r)" "$k"
+	gone "$k" || fail "keeper $k still runs 10 s after the last run with a 2 s idle time"
+	assert_equal "$(keepers r)" ""
+	run ls "$(store)/locks"
+	refute_output --partial "@warm-"
+}
+
+@test "warm: a run is not ended by the idle time, however long it takes" {
+	export ENTER_DEVROOT_KEEP_IDLE=1
+	edr_run run --mode userns r -- sh -c 'sleep 3; echo done'
+	assert_status 0
+	assert_output done
+}
+
+@test "warm: remove and remove --force kill the keeper and everything in its namespaces" {
+	ns_of_run r >/dev/null
+	k=$(keepers r)
+	[[ -n $k ]] || fail "no keeper"
+	edr_run remove r
+	assert_status 0
+	kill -0 "$k" 2>/dev/null && fail "keeper $k survived remove"
+	# --force, with a run still in it.
+	create_default r
+	"$EDR_BIN" run --mode userns r -- sleep 300 </dev/null &
+	bg=$!
+	for i in $(seq 100); do k=$(keepers r) && [[ -n $k ]] && break; sleep 0.1; done
+	[[ -n $k ]] || fail "no keeper"
+	for i in $(seq 100); do s=$(in_ns_of "$k" sleep) && [[ -n $s ]] && break; sleep 0.1; done
+	[[ -n $s ]] || fail "the run's sleep never started"
+	edr_run remove --force r
+	assert_status 0
+	kill -0 "$k" 2>/dev/null && fail "keeper $k survived remove --force"
+	kill -0 "$s" 2>/dev/null && fail "the run's sleep $s survived remove --force"
+	wait "$bg" || true
+}
+
+@test "warm: runs with other binds, --root or --no-host-dns never join; the same ones do" {
+	mkdir -p "$W/a" "$W/b"
+	plain=$(ns_of_run r)
+	a=$(ns_of_run r --bind "$W/a:/mnt")
+	b=$(ns_of_run r --bind "$W/b:/mnt")
+	ro=$(ns_of_run r --bind "$W/a:/mnt:ro")
+	root=$(ns_of_run r --root)
+	nodns=$(ns_of_run r --no-host-dns)
+	run sort -u < <(printf '%s\n' "$plain" "$a" "$b" "$ro" "$root" "$nodns")
+	[[ ${#lines[@]} -eq 6 ]] || fail "views shared namespaces: $plain $a $b $ro $root $nodns"
+	assert_equal "$(ns_of_run r --bind "$W/a:/mnt")" "$a"
+	assert_equal "$(keepers r | wc -l)" 6
+	# What a joined run sees under /mnt is its own bind's.
+	touch "$W/b/only-b"
+	edr_run run --mode userns r --bind "$W/b:/mnt" -- ls /mnt
+	assert_output only-b
+	# Another directory under the root's path (the old one's keeper still running, its view
+	# that of the old directory) is another view.
+	mv "$(root_of r)" "$W/old-r"
+	cp -a "$W/old-r" "$(root_of r)"
+	touch "$(root_of r)/new-one"
+	edr_run run --mode userns r -- sh -c 'readlink /proc/self/ns/pid; ls /new-one'
+	assert_status 0
+	[[ ${lines[0]} != "$plain" ]] || fail "a new directory joined the old one's keeper"
+}
+
+@test "warm: what a run's command leaves running dies with it, even with the run killed" {
+	ns_of_run r >/dev/null
+	k=$(keepers r)
+	# Daemonised (setsid, double fork) and left behind at exit: killed by the run's init.
+	edr_run run --mode userns r -- sh -c 'setsid sh -c "sleep 300 &" ; sleep 300 &'
+	assert_status 0
+	count() { in_ns_of "$k" sleep | wc -l; }
+	assert_equal "$(count)" 0
+	# The run killed with SIGKILL: its init dies with it; the keeper kills the orphans.
+	"$EDR_BIN" run --mode userns r -- sh -c 'setsid sh -c "sleep 300 &"; sleep 300' </dev/null &
+	bg=$!
+	for i in $(seq 100); do [[ $(count) -ge 2 ]] && break; sleep 0.1; done
+	[[ $(count) -ge 2 ]] || fail "the run's sleeps never started"
+	kill -KILL "$bg"
+	for i in $(seq 50); do [[ $(count) -eq 0 ]] && break; sleep 0.1; done
+	assert_equal "$(count)" 0
+	assert_equal "$(keepers r)" "$k"
+}
+
+@test "warm: a keeper recorded for a process that is not it is never joined" {
+	ns_of_run r >/dev/null
+	k=$(keepers r)
+	state=$(ls "$(store)"/locks/r@warm-*.ns)
+	# The state names our own shell (alive, ours, but another start time than recorded).
+	sed -i "s/^$k /$$ /" "$state"
+	assert_equal "$(keepers r)" ""
+	n=$(ns_of_run r)
+	[[ $n != "$(pidns "$k")" && $n != "$(pidns $$)" ]] || fail "joined a process not the keeper"
+}
