@@ -41,7 +41,8 @@
  *      chown/set*id succeed (rootemu.c); exec, searching PATH inside the root: the
  *      command given, else for run an OCI image's Entrypoint+Cmd (as `docker run IMAGE`
  *      would), else the user's shell (always for enter);
- *  10. the supervisor, which never entered the root nor any namespace (supervise.c):
+ *  10. the supervisor, which never entered the root nor, but for a warm run's (stepns.c),
+ *      any namespace (supervise.c):
  *      pass SIGINT, SIGTERM and SIGHUP on, enforce --timeout, relay a stop of the command
  *      to the caller's shell and resume it with us (terminal.c), wait; in chroot mode kill
  *      whatever the job left running (in userns mode the PID namespace died with its

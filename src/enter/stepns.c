@@ -154,7 +154,7 @@ stepns_warm_idle (void)
       if (*v != '=')
         continue;
       v += 1 + strspn (v + 1, " \t");
-      size_t len = strcspn (v, "#;");
+      size_t len = strlen (v);
       while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
         len--;
       v[len] = '\0';

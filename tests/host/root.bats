@@ -447,3 +447,47 @@ while not os.path.exists(stop) and n < 20000:
 	[[ $(cat "$r/public") == "root's file" ]] || fail "/public was written"
 	[[ $(stat -c %u:%a "$r/secret") == 0:600 ]] || fail "/secret changed: $(stat -c %u:%a "$r/secret")"
 }
+
+# as_user USER HOMEDIR CMD...: CMD as USER with its own store under HOMEDIR.
+as_user() {
+	local user=$1 home=$2
+	shift 2
+	setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups --reset-env \
+		env HOME="$home" XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config" \
+		ENTER_DEVROOT_KEEP_IDLE=30 "$@" </dev/null
+}
+
+@test "root: two users' warm runs never share a keeper, even one named in the other's state" {
+	for u in edr-test edr-test2; do id "$u" >/dev/null 2>&1 || skip "test user $u missing"; done
+	suid_dir=$(mktemp -d "${EDR_STAGE:-/tmp}/warm.XXXXXX")
+	chmod 755 "$suid_dir"
+	cp "$EDR_BIN" "$(dirname "$EDR_BIN")/enter-devroot-store" "$EDR_TEMPLATE" "$suid_dir/"
+	chmod 755 "$suid_dir"/*
+	local bin=$suid_dir/enter-devroot tpl=$suid_dir/$(basename "$EDR_TEMPLATE")
+	for u in edr-test edr-test2; do
+		install -d -o "$u" -m 700 "$suid_dir/$u"
+		as_user "$u" "$suid_dir/$u" "$bin" create r --from "$tpl" --quiet
+	done
+	# The first user's keeper, and the PID namespace its runs share.
+	a_ns=$(as_user edr-test "$suid_dir/edr-test" "$bin" run --mode userns r -- readlink /proc/self/ns/pid)
+	a_keeper=$(as_user edr-test "$suid_dir/edr-test" "$bin" list | sed -n 's/^kept: r: .* process //p')
+	[[ -n $a_keeper && $(readlink "/proc/$a_keeper/ns/pid") == "$a_ns" ]] || fail "no keeper for edr-test"
+	# The second user's runs have their own, and list only theirs.
+	b_ns=$(as_user edr-test2 "$suid_dir/edr-test2" "$bin" run --mode userns r -- readlink /proc/self/ns/pid)
+	[[ $b_ns != "$a_ns" ]] || fail "edr-test2 joined edr-test's namespaces"
+	# A state file of theirs naming the first user's keeper (its PID and start time, as a
+	# forger would read them): counted as no keeper, never joined, never listed.
+	state=$(ls "$suid_dir"/edr-test2/data/enter-devroot/locks/r@warm-*.ns)
+	start=$(sed 's/.*) //' "/proc/$a_keeper/stat" | cut -d' ' -f20)
+	printf '%s %s 0 0\n' "$a_keeper" "$start" >"$state"
+	edr_run_as_b() { run --separate-stderr as_user edr-test2 "$suid_dir/edr-test2" "$bin" "$@"; }
+	edr_run_as_b run --mode userns r -- readlink /proc/self/ns/pid
+	assert_status 0
+	[[ $output != "$a_ns" ]] || fail "edr-test2 joined edr-test's keeper"
+	edr_run_as_b list
+	refute_output --partial "process $a_keeper"
+	for u in edr-test edr-test2; do as_user "$u" "$suid_dir/$u" "$bin" remove r; done
+	kill -0 "$a_keeper" 2>/dev/null && fail "edr-test's keeper survived its remove"
+	rm -rf "$suid_dir"
+	suid_dir=
+}

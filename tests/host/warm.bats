@@ -84,7 +84,7 @@ gone() {
 	assert_equal "$(keepers r)" ""
 	unset ENTER_DEVROOT_KEEP_IDLE
 	mkdir -p "$XDG_CONFIG_HOME/enter-devroot"
-	printf 'keep-idle = 0 # off\n' >"$XDG_CONFIG_HOME/enter-devroot/config"
+	printf '# warm runs off\nkeep-idle = 0\n' >"$XDG_CONFIG_HOME/enter-devroot/config"
 	ns_of_run r >/dev/null
 	assert_equal "$(keepers r)" ""
 	# The store reads the same file: the key is known to it.
