@@ -549,20 +549,48 @@ fnv_str (uint64_t h, const char *s)
   return h;
 }
 
-/* What a warm run's keeper is keyed on: everything its view is made of (the root's
- * directory by path and identity, so a root made again under the same name is another,
- * the binds, --root and --no-host-dns). */
+/* H and the identity of PATH relative to the working directory (the root), or its absence
+ * ("-"): a mount point the keeper's view holds. */
 static uint64_t
-warm_key (const char *root, const struct stat *root_st, const struct userns_view *view)
+fnv_identity (uint64_t h, const char *path, bool *missing)
+{
+  struct stat st;
+  char id[96] = "-";
+  /* The change time too: a file deleted and made again may get the same inode number. */
+  if (fstatat (AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    snprintf (id, sizeof id, "%ju:%ju:%jd.%ld", (uintmax_t) st.st_dev, (uintmax_t) st.st_ino,
+              (intmax_t) st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+  else
+    *missing = true;
+  return fnv_str (fnv_str (h, path), id);
+}
+
+/* What a warm run's keeper is keyed on: everything its view is made of. The root's
+ * directory by path and identity (a root made again under the same name is another), the
+ * binds, --root and --no-host-dns, and the identity of every file or directory the view
+ * mounts on (a mount point deleted or replaced on the host since, e.g. an edited
+ * etc/resolv.conf, is gone from the keeper's view: a new keeper makes it again). The
+ * working directory is the root. False when a file the view creates to mount on (a DNS
+ * file, a bind's destination) is missing: a view made now would not be the one keyed, so
+ * this run makes its own (and creates it), and the next is keyed on what it made. */
+static bool
+warm_key (const char *root, const struct stat *root_st, const struct userns_view *view,
+          uint64_t *key)
 {
   char ids[96];
   snprintf (ids, sizeof ids, "%ju:%ju:%d:%d", (uintmax_t) root_st->st_dev,
             (uintmax_t) root_st->st_ino, (int) view->opts->root, (int) view->opts->no_host_dns);
   uint64_t h = fnv_str (fnv_str (UINT64_C (14695981039346656037), root), ids);
+  bool stable = false, missing = false; /* dev/ and proc/ are never created */
+  h = fnv_identity (fnv_identity (h, "dev", &stable), "proc", &stable);
+  if (!view->opts->no_host_dns)
+    h = fnv_identity (fnv_identity (h, "etc/resolv.conf", &missing), "etc/hosts", &missing);
   for (size_t i = 0; i < view->n_binds; i++)
-    h = fnv_str (fnv_str (fnv_str (h, view->binds[i].src), view->binds[i].dst),
-                 view->binds[i].ro ? "ro" : "rw");
-  return h;
+    h = fnv_identity (fnv_str (fnv_str (fnv_str (h, view->binds[i].src), view->binds[i].dst),
+                               view->binds[i].ro ? "ro" : "rw"),
+                      view->binds[i].dst + 1, &missing);
+  *key = h;
+  return !missing;
 }
 
 void
@@ -630,6 +658,7 @@ enter_devroot (const struct cli *cli)
   struct stepns step;
   bool shared = false;
   unsigned idle;
+  uint64_t key;
   if (mode == ENTER_MODE_USERNS && stepns_from_env (name, &step))
     {
       term.fd = -1; /* a Slurm step's tasks: the keeper's view is not one task's terminal */
@@ -639,10 +668,11 @@ enter_devroot (const struct cli *cli)
     }
   /* A warm run joins the namespaces a keeper holds for the same view, made by the first
    * run (stepns.c). Not with a terminal of ours: the view's /dev/console and the
-   * terminal's foreground group are one job's. Not for a throwaway root. */
+   * terminal's foreground group are one job's. Not for a throwaway root, nor for a Slurm
+   * task told to keep its namespaces private. */
   else if (mode == ENTER_MODE_USERNS && cli->command == CMD_RUN && !cli->ephemeral
-           && term.fd < 0 && (idle = stepns_warm_idle ()) > 0
-           && stepns_warm_init (name, warm_key (root, &root_st, &view), idle, &step))
+           && term.fd < 0 && getenv ("ENTER_DEVROOT_STEP_PRIVATE") == NULL && (idle = stepns_warm_idle ()) > 0
+           && warm_key (root, &root_st, &view, &key) && stepns_warm_init (name, key, idle, &step))
     {
       shared = stepns_enter (&step, name, build_userns_view, &view);
       bool setup_failed = step.setup_failed;

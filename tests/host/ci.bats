@@ -20,6 +20,7 @@ teardown() {
 # --- /proc ---------------------------------------------------------------------
 
 @test "proc: the job has its own PID namespace and a fresh /proc: the command is PID 2 under our PID 1" {
+	export ENTER_DEVROOT_KEEP_IDLE=0 # a cold run (a warm run's PID 1 is the keeper: warm.bats)
 	edr_run run r -- sh -c 'echo $$; cat /proc/1/cmdline | tr "\0" " "; echo; ls /proc | grep -c "^[0-9]"'
 	assert_status 0
 	assert_equal "${lines[0]}" 2
@@ -29,6 +30,7 @@ teardown() {
 }
 
 @test "proc: ps works inside and shows the job's processes only" {
+	export ENTER_DEVROOT_KEEP_IDLE=0 # a cold run (a warm one's /proc shows its keeper too)
 	edr_run run r -- ps -o pid,args
 	assert_status 0
 	assert_equal "${#lines[@]}" 3

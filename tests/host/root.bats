@@ -467,6 +467,8 @@ as_user() {
 	for u in edr-test edr-test2; do
 		install -d -o "$u" -m 700 "$suid_dir/$u"
 		as_user "$u" "$suid_dir/$u" "$bin" create r --from "$tpl" --quiet
+		# A cold run first makes the mount points (the template has no etc/resolv.conf).
+		as_user "$u" "$suid_dir/$u" env ENTER_DEVROOT_KEEP_IDLE=0 "$bin" run --mode userns r -- true
 	done
 	# The first user's keeper, and the PID namespace its runs share.
 	a_ns=$(as_user edr-test "$suid_dir/edr-test" "$bin" run --mode userns r -- readlink /proc/self/ns/pid)

@@ -13,6 +13,16 @@ setup() {
 	unshare -U true 2>/dev/null || skip "unprivileged user namespaces are not available on this host"
 	create_default r
 	export ENTER_DEVROOT_KEEP_IDLE=300
+	# The default root has no etc/resolv.conf: a run makes it empty to bind on, and a run
+	# whose view would create a mount point runs cold (what it keys on would change).
+	prime r
+}
+
+# prime NAME ARGS...: a cold run that makes the mount points of NAME's view with ARGS.
+prime() {
+	local name=$1
+	shift
+	ENTER_DEVROOT_KEEP_IDLE=0 "$EDR_BIN" run --mode userns "$name" "$@" -- true </dev/null
 }
 
 teardown() {
@@ -128,6 +138,7 @@ gone() {
 	kill -0 "$k" 2>/dev/null && fail "keeper $k survived remove"
 	# --force, with a run still in it.
 	create_default r
+	prime r
 	"$EDR_BIN" run --mode userns r -- sleep 300 </dev/null &
 	bg=$!
 	for i in $(seq 100); do k=$(keepers r) && [[ -n $k ]] && break; sleep 0.1; done
@@ -142,7 +153,7 @@ gone() {
 }
 
 @test "warm: runs with other binds, --root or --no-host-dns never join; the same ones do" {
-	mkdir -p "$W/a" "$W/b"
+	mkdir -p "$W/a" "$W/b" "$(root_of r)/mnt"
 	plain=$(ns_of_run r)
 	a=$(ns_of_run r --bind "$W/a:/mnt")
 	b=$(ns_of_run r --bind "$W/b:/mnt")
@@ -162,6 +173,7 @@ gone() {
 	mv "$(root_of r)" "$W/old-r"
 	cp -a "$W/old-r" "$(root_of r)"
 	touch "$(root_of r)/new-one"
+	prime r
 	edr_run run --mode userns r -- sh -c 'readlink /proc/self/ns/pid; ls /new-one'
 	assert_status 0
 	[[ ${lines[0]} != "$plain" ]] || fail "a new directory joined the old one's keeper"
@@ -195,4 +207,27 @@ gone() {
 	assert_equal "$(keepers r)" ""
 	n=$(ns_of_run r)
 	[[ $n != "$(pidns "$k")" && $n != "$(pidns $$)" ]] || fail "joined a process not the keeper"
+}
+
+@test "warm: a file the view mounts on, deleted or replaced on the host since, makes a new view" {
+	[[ -f /etc/resolv.conf ]] || skip "the host has no /etc/resolv.conf"
+	first=$(ns_of_run r)
+	# Deleted on the host: in the keeper's mount namespace the bind on it went with it.
+	rm -f "$(root_of r)/etc/resolv.conf"
+	edr_run run --mode userns r -- sh -c 'readlink /proc/self/ns/pid; grep . /etc/resolv.conf'
+	assert_status 0
+	[[ ${lines[0]} != "$first" ]] || fail "joined a view whose /etc/resolv.conf is gone"
+	assert_equal "$(printf '%s\n' "${lines[@]:1}")" "$(grep . /etc/resolv.conf)"
+	# A bind's destination replaced likewise.
+	mkdir -p "$W/a"
+	touch "$W/a/mark"
+	prime r --bind "$W/a:/mnt/a"
+	a=$(ns_of_run r --bind "$W/a:/mnt/a")
+	assert_equal "$(ns_of_run r --bind "$W/a:/mnt/a")" "$a"
+	rm -rf "$(root_of r)/mnt/a"
+	mkdir "$(root_of r)/mnt/a"
+	edr_run run --mode userns r --bind "$W/a:/mnt/a" -- sh -c 'readlink /proc/self/ns/pid; ls /mnt/a'
+	assert_status 0
+	[[ ${lines[0]} != "$a" ]] || fail "joined a view whose bind destination was replaced"
+	assert_equal "${lines[1]}" mark
 }
