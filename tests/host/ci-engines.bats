@@ -166,11 +166,16 @@ print("ok")' "$output" "$W/b" "$W/c"
 	gitlab_env 30 "$IMAGE"
 	gitlab_config
 	"$EDR_BIN" gitlab prepare --allow-local-images
+	echo : >"$GL/scripts/first"
+	"$EDR_BIN" gitlab run "$GL/scripts/first" prepare_script
 	printf '%s\n' 'sleep 1000 &' '(trap "" TERM; exec sleep 1001) &' 'echo started > /started' 'sleep 1002' >"$GL/scripts/long"
 	setsid "$EDR_BIN" gitlab run "$GL/scripts/long" step_script &
 	local driver=$!
 	for _ in $(seq 100); do [[ -e $(root_of gitlab-t0ken-30-0)/started ]] && break; sleep 0.1; done
 	[[ -e $(root_of gitlab-t0ken-30-0)/started ]]
+	# The stage's run is warm (the first stage's cold run made the mount points): a keeper
+	# holds its namespaces. Checked once the job is gone: a failure now would leave it running.
+	keeper=$("$EDR_BIN" list | sed -n 's/^kept: gitlab-t0ken-30-0: .* process //p')
 	kill -TERM -- "-$driver"
 	sleep 1
 	kill -KILL -- "-$driver" 2>/dev/null || true
@@ -180,6 +185,12 @@ print("ok")' "$output" "$W/b" "$W/c"
 	for _ in $(seq 50); do pgrep -u "$(id -u)" -f 'sleep 100[012]' >/dev/null || break; sleep 0.1; done
 	run pgrep -u "$(id -u)" -af 'sleep 100[012]'
 	assert_failure
+	# Nor its keeper (killed by cleanup's remove --force, if not with the process group).
+	[[ -n $keeper ]] || fail "the stage's run was not warm: no keeper to check"
+	# (Exited, it may wait a while as a zombie for a PID 1 that reaps slowly.)
+	st=$(sed 's/.*) //' "/proc/$keeper/stat" 2>/dev/null) && [[ ${st%% *} != Z ]] &&
+		fail "the keeper $keeper of the job's root survived cleanup"
+	true
 }
 
 # ---- GitHub Actions runner container hooks

@@ -54,11 +54,19 @@ in_ns_of() {
 	return 0
 }
 
+# running PID: host process PID exists and is not a zombie (an exited process whose new
+# parent, PID 1 of this host or container, has not reaped it yet).
+running() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ ${st%% *} != Z ]]
+}
+
 # gone PID: wait up to 10 s for host process PID to exit.
 gone() {
 	local i
 	for i in $(seq 100); do
-		kill -0 "$1" 2>/dev/null || return 0
+		running "$1" || return 0
 		sleep 0.1
 	done
 	return 1
@@ -135,7 +143,7 @@ gone() {
 	[[ -n $k ]] || fail "no keeper"
 	edr_run remove r
 	assert_status 0
-	kill -0 "$k" 2>/dev/null && fail "keeper $k survived remove"
+	running "$k" && fail "keeper $k survived remove"
 	# --force, with a run still in it.
 	create_default r
 	prime r
@@ -147,8 +155,8 @@ gone() {
 	[[ -n $s ]] || fail "the run's sleep never started"
 	edr_run remove --force r
 	assert_status 0
-	kill -0 "$k" 2>/dev/null && fail "keeper $k survived remove --force"
-	kill -0 "$s" 2>/dev/null && fail "the run's sleep $s survived remove --force"
+	running "$k" && fail "keeper $k survived remove --force"
+	running "$s" && fail "the run's sleep $s survived remove --force"
 	wait "$bg" || true
 }
 
