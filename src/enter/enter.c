@@ -517,8 +517,9 @@ start_userns_job (struct userns_view *view, const struct stepns *step, const cha
 
   if (step != NULL && !warm)
     stepns_join (step, name);
-  verbose (step != NULL ? "joined the Slurm step's user, mount and PID namespaces"
-                        : "new user, mount and PID namespaces (this process is their PID 1)");
+  verbose (warm ? "in the kept user, mount and PID namespaces (a child subreaper, not PID 1)"
+          : step != NULL ? "joined the Slurm step's user, mount and PID namespaces"
+                         : "new user, mount and PID namespaces (this process is their PID 1)");
   if (dup2 (status_pipe[1], STATUS_FD) < 0)
     die_with_error ("cannot enter root '%s': dup2", name);
   become_job_child (STATUS_FD + 1);
@@ -671,10 +672,14 @@ enter_devroot (const struct cli *cli)
    * terminal's foreground group are one job's. Not for a throwaway root, nor for a Slurm
    * task told to keep its namespaces private. */
   else if (mode == ENTER_MODE_USERNS && cli->command == CMD_RUN && !cli->ephemeral
-           && term.fd < 0 && getenv ("ENTER_DEVROOT_STEP_PRIVATE") == NULL && (idle = stepns_warm_idle ()) > 0
-           && warm_key (root, &root_st, &view, &key) && stepns_warm_init (name, key, idle, &step))
+           && term.fd < 0 && getenv ("ENTER_DEVROOT_STEP_PRIVATE") == NULL
+           && (idle = stepns_warm_idle ()) > 0 && warm_key (root, &root_st, &view, &key)
+           && stepns_warm_init (name, key, idle, &step))
     {
       shared = stepns_enter (&step, name, build_userns_view, &view);
+      if (shared)
+        verbose ("warm run: joining the namespaces kept by process %ld (%s)",
+                 (long) step.keeper, step.state_path);
       bool setup_failed = step.setup_failed;
       if (!shared)
         stepns_leave (&step);

@@ -66,6 +66,7 @@ $(last_run)"
 }
 
 @test "verbose: ENTER_DEVROOT_DEBUG=1 prints what -v prints; =0 and empty print nothing" {
+	export ENTER_DEVROOT_KEEP_IDLE=0 # each run cold: a warm one joins and mounts nothing
 	edr_run -v run dev -- true
 	assert_status 0
 	local with_v=$stderr

@@ -87,6 +87,11 @@ gone() {
 		grep -c . /etc/hosts >/dev/null && echo dns-ok'
 	assert_status 0
 	assert_equal "$output" $'enter-devroot\ndev-ok\ndns-ok'
+	# -v says so.
+	edr_run -v run --mode userns r -- true
+	assert_status 0
+	[[ $stderr == *"warm run: joining the namespaces kept by process ${k[0]} "* ]] || fail "$(last_run)"
+	[[ $stderr != *": mount "* ]] || fail "a warm run mounted: $(last_run)"
 	# The exit statuses are a cold run's.
 	edr_run run --mode userns r -- sh -c 'exit 7'
 	assert_status 7
