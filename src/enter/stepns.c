@@ -21,14 +21,15 @@
  *
  * Warm runs (stepns_warm_init) share the same machinery for a root entered again and
  * again by `run`: the state is locks/ROOT@warm-KEY.ns, KEY a hash of everything that makes
- * the view (the root's directory, the binds, --root, --no-host-dns), so a run with other
- * binds never joins a view it did not ask for. No run kills the keeper: the holder does,
- * once no run has held the hold lock for the idle time (a generation counter in the state,
- * bumped by every run that joins, tells it whether one came and went meanwhile); `remove`
- * kills it first (inuse_stop_keepers). Each run's command gets a PID 1 of its own inside the
- * keeper's PID namespace, a child subreaper that kills what the command left when it ends
- * (stepns_run_init); the keeper, PID 1 of the namespace, kills every orphan it inherits
- * (those of a run init killed with SIGKILL) within KEEPER_TICK_MS. */
+ * the view (enter.c's warm_key: the root's directory, the binds, --root, --no-host-dns and
+ * the identity of each mount point), so a run never joins a view it did not ask for. No run
+ * kills the keeper: the holder does, once no run has held the hold lock for the idle time
+ * (a generation counter in the state, bumped by every run that joins, tells it whether one
+ * came and went meanwhile); `remove` kills it first (inuse_stop_keepers). Each run's
+ * command gets an init of its own inside the keeper's PID namespace (the run's supervisor
+ * joins, so its child is born there), a child subreaper that kills what the command left
+ * when it ends (pidns_init's sweep); the keeper, PID 1 of the namespace, kills every orphan
+ * it inherits (those of a run init killed with SIGKILL) within KEEPER_TICK_MS. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
