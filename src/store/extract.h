@@ -25,6 +25,11 @@ struct extract_opts
    * carrying a trusted.overlay.* or user.overlay.* xattr is refused, not dropped: a layer
    * is an overlay's lowerdir, where such an xattr would steer the overlay. */
   bool overlay_form;
+  /* With overlay_form, for an image's layer: the trees of the layers below it, top first
+   * (NULL-terminated; NULL for none). A hard link to a file none of this layer's entries
+   * made is to one of theirs: it becomes a copy of that file (a layer is a directory of
+   * its own, which a link cannot leave). */
+  char *const *lowers;
 };
 
 struct extract_result

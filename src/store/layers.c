@@ -391,6 +391,13 @@ merge_dir (struct flattener *f, int src, int dst, const char *rel, int depth)
             flatten_fail (f, path);
           continue;
         }
+      /* A directory its owner cannot read or search (0311, 0000), a file it cannot read:
+       * given the permission while it is copied (an overlay's mounter has it through its
+       * user namespace; a plain user copying has only this). */
+      mode_t need = S_ISDIR (st.st_mode) ? S_IRUSR | S_IXUSR : S_ISREG (st.st_mode) ? S_IRUSR : 0;
+      bool opened_up = (st.st_mode & need) != need;
+      if (opened_up && fchmodat (src, name, (st.st_mode | need) & 07777, 0) < 0)
+        flatten_fail (f, path);
       if (S_ISDIR (st.st_mode))
         {
           cleanup_fd int s = openat (src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -415,11 +422,15 @@ merge_dir (struct flattener *f, int src, int dst, const char *rel, int depth)
           if (clone_xattrs (s, t) < 0)
             flatten_fail (f, path);
           add_fix (f, path, &st);
-          continue;
         }
-      if (exists && rm_rf_at (dst, name) < 0)
-        flatten_fail (f, path);
-      if (clone_entry (&f->c, src, dst, name, &st, path) < 0)
+      else
+        {
+          if (exists && rm_rf_at (dst, name) < 0)
+            flatten_fail (f, path);
+          if (clone_entry (&f->c, src, dst, name, &st, path) < 0)
+            flatten_fail (f, path);
+        }
+      if (opened_up && fchmodat (src, name, st.st_mode & 07777, 0) < 0)
         flatten_fail (f, path);
     }
   if (errno != 0)

@@ -199,14 +199,21 @@ static void
 apply_ensure (char (*hexes)[SHA256_HEX_LEN + 1], void *data)
 {
   struct apply *a = data;
+  /* The trees below each layer, top first: where its hard links to lower files point. */
+  char **lowers = xcalloc (a->n_layers + 1, sizeof *lowers);
   for (size_t i = 0; i < a->n_layers; i++)
     {
       /* In the store when the create started, but a `cache clean` removed it since: the
        * blob is needed after all. */
       if (a->layers[i].fd < 0 && !layer_present (digest_hex (a->diff_ids[i])))
         a->s->open_blob (a->s, &a->m->layers[i], &a->layers[i]);
-      layer_ensure (&a->layers[i], a->diff_ids[i], a->xopts, hexes[i]);
+      struct extract_opts xopts = *a->xopts;
+      xopts.lowers = lowers;
+      layer_ensure (&a->layers[i], a->diff_ids[i], &xopts, hexes[i]);
+      memmove (lowers + 1, lowers, i * sizeof *lowers);
+      lowers[0] = layer_tree_path (hexes[i]);
     }
+  strv_free (lowers);
 }
 
 static void
