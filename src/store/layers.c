@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -166,6 +168,16 @@ write_layer_meta (int dirfd, const char *hex, uint64_t size)
     die_with_error ("cannot write %s/meta.json", staging);
 }
 
+/* Whether the filesystem of DIRFD clones files by reference: two unnamed one-byte files
+ * (O_TMPFILE: nothing to clean up), one FICLONE. */
+static bool
+can_clone (int dirfd)
+{
+  cleanup_fd int from = openat (dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  cleanup_fd int to = openat (dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  return from >= 0 && to >= 0 && write_all (from, "", 1) == 0 && ioctl (to, FICLONE, from) == 0;
+}
+
 /* Unpack SRC into a new layer; WANT: the diff_id it must have (NULL: a plain tarball,
  * unpacked as one archive, no whiteouts). Sets HEX, and ARCHIVE_HEX (the SHA-256 of SRC's
  * bytes) when not NULL. */
@@ -193,6 +205,9 @@ layer_unpack (struct source *src, const char *want, const struct extract_opts *x
 
   struct extract_opts opts = *xopts;
   opts.overlay_form = true;
+  /* Where roots will clone the layer's files (FICLONE writes back each source file's dirty
+   * pages before sharing them), start that writeback as each file is written. */
+  opts.start_writeback = can_clone (sfd);
   struct extract_result res = { 0 };
   struct extractor *x;
   if (want != NULL)
