@@ -168,6 +168,25 @@ write_layer_meta (int dirfd, const char *hex, uint64_t size)
     die_with_error ("cannot write %s/meta.json", staging);
 }
 
+/* Remove the layers being made (.HEX.XXXXXX) that no process is making: debris of a create
+ * killed half-way (each maker holds its directory's lock until it is renamed or removed). */
+static void
+remove_debris (const char *dir)
+{
+  DIR *d = opendir (dir);
+  for (struct dirent *de; d != NULL && (de = readdir (d)) != NULL;)
+    if (de->d_name[0] == '.' && strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
+      {
+        cleanup_fd int fd = openat (dirfd (d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) < 0)
+          continue; /* being made right now */
+        if (rm_rf_at (dirfd (d), de->d_name) < 0)
+          die_with_error ("cannot delete %s/%s", dir, de->d_name);
+      }
+  if (d != NULL)
+    closedir (d);
+}
+
 /* Whether the filesystem of DIRFD clones files by reference: two unnamed one-byte files
  * (O_TMPFILE: nothing to clean up), one FICLONE. */
 static bool
@@ -189,15 +208,28 @@ layer_unpack (struct source *src, const char *want, const struct extract_opts *x
   cleanup_free char *sha_dir = xasprintf ("%s/sha256", dir);
   if (mkdir_p (sha_dir, LAYERS_DIR_MODE) < 0)
     die_with_error ("cannot create %s", sha_dir);
-  staging = xasprintf ("%s/.%s.XXXXXX", dir,
-                       want != NULL ? want : src->expected_sha256 != NULL
-                                               ? src->expected_sha256 : "archive");
-  if (mkdtemp (staging) == NULL)
-    die_with_error ("cannot create a directory in %s", dir);
-  /* Locked while it is made, so that `cache clean` removes only what an interrupted one
-   * left (the lock goes with the process). */
-  cleanup_fd int sfd = open (staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (sfd < 0 || flock (sfd, LOCK_EX) < 0 || mkdirat (sfd, "tree", 0700) < 0)
+  remove_debris (dir);
+  /* Locked while it is made, so that another create or `cache clean` removes only what a
+   * killed one left (the lock goes with the process); one removed between its mkdtemp and
+   * its lock has no links by then: made again. */
+  cleanup_fd int sfd = -1;
+  for (;;)
+    {
+      staging = xasprintf ("%s/.%s.XXXXXX", dir,
+                           want != NULL ? want : src->expected_sha256 != NULL
+                                                   ? src->expected_sha256 : "archive");
+      if (mkdtemp (staging) == NULL)
+        die_with_error ("cannot create a directory in %s", dir);
+      sfd = open (staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      struct stat st;
+      if (sfd < 0 || flock (sfd, LOCK_EX) < 0 || fstat (sfd, &st) < 0)
+        die_with_error ("cannot lock %s", staging);
+      if (st.st_nlink > 0)
+        break;
+      close (steal_fd (&sfd));
+      free (staging);
+    }
+  if (mkdirat (sfd, "tree", 0700) < 0)
     die_with_error ("cannot create %s/tree", staging);
   cleanup_fd int treefd = openat (sfd, "tree", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (treefd < 0)
@@ -699,20 +731,9 @@ layers_clean (unsigned long *removed, uint64_t *bytes, unsigned long *kept)
 
   /* Debris: staging directories of interrupted unpacks (.HEX.XXXXXX), and index links
    * whose layer is gone. */
-  DIR *d = opendir (dir);
-  for (struct dirent *de; d != NULL && (de = readdir (d)) != NULL;)
-    if (de->d_name[0] == '.' && strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
-      {
-        cleanup_fd int fd = openat (dirfd (d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) < 0)
-          continue; /* being made right now */
-        if (rm_rf_at (dirfd (d), de->d_name) < 0)
-          die_with_error ("cannot delete %s/%s", dir, de->d_name);
-      }
-  if (d != NULL)
-    closedir (d);
+  remove_debris (dir);
   cleanup_free char *adir = xasprintf ("%s/archives", dir);
-  d = opendir (adir);
+  DIR *d = opendir (adir);
   for (struct dirent *de; d != NULL && (de = readdir (d)) != NULL;)
     {
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
