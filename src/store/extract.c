@@ -123,7 +123,8 @@ extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
     {
       int whiteout = is_whiteout (x, entry, rel);
       if (whiteout != 0)
-        return whiteout < 0 ? -1 : apply_whiteout (x, entry, rel);
+        return whiteout < 0 ? -1 : x->opts->overlay_form ? keep_whiteout (x, entry, rel)
+                                                         : apply_whiteout (x, entry, rel);
     }
   const char *hardlink = archive_entry_hardlink (e);
   mode_t type = archive_entry_filetype (e);
@@ -237,6 +238,8 @@ extractor_unpack (struct extractor *x, struct source *src, char hex[SHA256_HEX_L
   x->started = false;
   x->dec = (struct decoder) { .kind = DECODER_NONE };
   sha256_init (&x->hash);
+  sha256_init (&x->tar_hash);
+  x->pending = 0;
 
   struct archive *a = extract_tar_reader ();
   unsigned long entries = 0;
@@ -254,6 +257,9 @@ extractor_unpack (struct extractor *x, struct source *src, char hex[SHA256_HEX_L
       return -1;
     }
   sha256_final (&x->hash, hex);
+  sha256_final (&x->tar_hash, x->result->diff_id);
+  if (!x->opts->overlay_form)
+    x->result->diff_id[0] = '\0'; /* not the uncompressed stream's: never used */
   if (src->expected_sha256 != NULL && strcmp (src->expected_sha256, hex) != 0)
     return extract_fail (x, "%s: SHA-256 mismatch: expected %s, got %s", x->desc,
                          src->expected_sha256, hex);
@@ -335,6 +341,9 @@ extractor_free (struct extractor *x)
     close (x->cache.fd);
   free (x->cache.path);
   sha256_free (&x->hash); /* after sha256_final, a no-op; after an error, the context */
+  sha256_free (&x->tar_hash);
+  if (x->inner != NULL)
+    archive_read_free (x->inner);
   path_set_clear (&x->upper);
   path_set_clear (&x->skipped);
   xattr_drops_clear (&x->drops);
