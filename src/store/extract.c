@@ -51,6 +51,15 @@
  *   - Absolute symlinks are created as they are: they resolve inside the chroot.
  *   - Each layer's bytes must have the SHA-256 of its descriptor (checked as they stream).
  *
+ * The layer store (layers.h, extract_opts.overlay_form) unpacks each layer alone into a
+ * tree of its own, where the whiteouts are kept for an overlay or a flattening to apply
+ * rather than applied (extract-whiteout.c keep_whiteout: ".wh.NAME" becomes a 0/0
+ * character device, ".wh..wh..opq" user.overlay.opaque="y"; one through a lower layer's
+ * symlink is still refused, looked up in extract_opts.lowers); an entry carrying a
+ * user.overlay.* or trusted.overlay.* attribute is refused instead of dropped; a hard link
+ * to a lower layer's file becomes a copy of it; and the uncompressed tar stream is hashed
+ * (result.diff_id), whatever the compression (extract-read.c).
+ *
  * Formats: the tar family only (ustar, pax, GNU, v7): a rootfs is a tarball, and the other
  * format parsers (zip, rar, 7z, iso9660, cpio ...) would only add attack surface. Filters:
  * none, gzip, bzip2, xz/lzma, zstd, lz4 and compress, all in-library (no external helper
