@@ -53,7 +53,7 @@ for x in m["layers"]:
     os.unlink(d + x["digest"][7:])' "$l"
 	edr_run create two --from "oci:$l:g" --quiet
 	assert_status 0
-	edr_run run two --mode chroot -- sh -c 'ls /app; cat /app/keep; ls -A /app | grep -c "^\.wh\." || true'
+	edr_run run two --mode chroot -- sh -c 'ls /app; echo "$(cat /app/keep)"; ls -A /app | grep -c "^\.wh\." || true'
 	assert_status 0
 	assert_output "keep
 run.sh
