@@ -47,6 +47,7 @@ static const struct field
   { "image_env", FIELD_STRV, offsetof (struct meta, image.env) },
   { "image_entrypoint", FIELD_STRV, offsetof (struct meta, image.entrypoint) },
   { "image_cmd", FIELD_STRV, offsetof (struct meta, image.cmd) },
+  { "layers", FIELD_STRV, offsetof (struct meta, layers) },
 };
 _Static_assert (META_N_COPIES == 2, "a host file's copy needs its row in fields[]");
 

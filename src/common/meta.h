@@ -40,6 +40,10 @@ struct meta
    * the next enter refreshes it only while nobody edited it; NULL when none was made. */
   char *host_copies[META_N_COPIES];
   struct meta_image image;
+  /* The layers of the layer store it was made of ("sha256:HEX", the diff_ids), bottom
+   * first (store/layers.h): `cache list` names the roots using a layer, `cache clean`
+   * keeps it. NULL for a root made before the layer store. */
+  char **layers;
 };
 
 void meta_clear (struct meta *m);

@@ -56,6 +56,16 @@ root_names (const struct store_paths *p)
   return names;
 }
 
+char **
+roots_names (void)
+{
+  struct store_paths p;
+  store_paths_from_env (&p);
+  char **names = root_names (&p);
+  store_paths_clear (&p);
+  return names;
+}
+
 bool
 roots_read_meta (const char *name, struct meta *m)
 {

@@ -21,6 +21,8 @@ char *human_size (uint64_t bytes);
 /* `images`: the devroots made from OCI images, with their references and manifest digests
  * (a table, or a JSON array of objects with name, image and digest). */
 void roots_list_images (bool json);
+/* The names of the roots in place, sorted (NULL-terminated, caller frees). */
+char **roots_names (void);
 /* NAME's metadata into M; false when it cannot be read (M is then empty). */
 bool roots_read_meta (const char *name, struct meta *m);
 /* The path of an existing devroot; die()s "cannot WHAT 'NAME': no such devroot" otherwise. */

@@ -17,7 +17,7 @@
 #include "common/verbose.h"
 #include "store/cache.h"
 #include "store/catalog.h"
-#include "store/clone.h"
+#include "store/layers.h"
 #include "store/digest.h"
 #include "store/interrupt.h"
 #include "store/userconfig.h"
@@ -551,7 +551,7 @@ cache_list (const struct cache *c, bool json)
         strbuf_appendf (&sb, "%s  %12jd  %s\n", digests[i], (intmax_t) st.st_size, origin);
     }
   bool first = digests[0] == NULL;
-  unpacked_list (&sb, json, &first);
+  layers_list (&sb, json, &first);
   if (json)
     strbuf_append (&sb, !first ? "\n]\n" : "]\n");
   cleanup_free char *text = strbuf_steal (&sb);
@@ -657,12 +657,17 @@ cache_clean (const struct cache *c, bool quiet)
       else
         busy++;
     }
-  unsigned long trees = unpacked_clean ();
+  unsigned long layers = 0, layers_kept = 0;
+  uint64_t layer_bytes = 0;
+  layers_clean (&layers, &layer_bytes, &layers_kept);
   if (quiet)
     return;
   printf ("removed %lu file%s (%ju bytes)", removed, removed == 1 ? "" : "s", bytes);
-  if (trees > 0)
-    printf (" and %lu unpacked cop%s", trees, trees == 1 ? "y" : "ies");
+  if (layers > 0)
+    printf (" and %lu unused layer%s (%" PRIu64 " bytes)", layers, layers == 1 ? "" : "s",
+            layer_bytes);
+  if (layers_kept > 0)
+    printf ("; %lu layer%s in use kept", layers_kept, layers_kept == 1 ? "" : "s");
   if (busy > 0)
     printf ("; %lu download%s in progress left alone", busy, busy == 1 ? "" : "s");
   if (others > 0)

@@ -80,8 +80,9 @@ char *cache_partial_name (const struct cache *c, const char *key);
 void cache_commit (const struct cache *c, const char *name, int fd, const char *hex,
                    const char *origin);
 
-/* `cache list`: digest, size, origin, one line each (or a JSON array). */
+/* `cache list`: digest, size, origin, one line each (or a JSON array); then each layer of
+ * the layer store with its size and the roots using it (layers.h). */
 void cache_list (const struct cache *c, bool json);
 /* `cache clean`: remove every cached and partial file of the caller's nobody is fetching
- * right now (other users' are left alone), and the unpacked copies. */
+ * right now (other users' are left alone), and the layers no root uses (layers.h). */
 void cache_clean (const struct cache *c, bool quiet);

@@ -6,10 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/openat2.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -150,7 +154,8 @@ set_metadata (struct extractor *x, struct archive_entry *e, const char *entry, i
 {
   if (fchmod (fd, archive_entry_perm (e) & MODE_KEPT_BITS) < 0)
     return extract_fail_errno (x, "%s: cannot set the mode of entry '%s'", x->desc, entry);
-  restore_xattrs (x, e, entry, fd);
+  if (restore_xattrs (x, e, entry, fd) < 0)
+    return -1;
   struct timespec times[2];
   entry_times (e, times);
   if (futimens (fd, times) < 0)
@@ -218,11 +223,82 @@ extract_symlink (struct extractor *x, struct archive_entry *e, const char *entry
     return -1;
   if (symlinkat (target, dfd, leaf) < 0)
     return refuse (x, entry, "cannot create symlink: %s", strerror (errno));
-  restore_xattrs (x, e, entry, -1);
+  if (restore_xattrs (x, e, entry, -1) < 0)
+    return -1;
   struct timespec times[2];
   entry_times (e, times);
   /* Best effort: some filesystems cannot time a symlink. */
   (void) utimensat (dfd, leaf, times, AT_SYMLINK_NOFOLLOW);
+  return 0;
+}
+
+/* A hard link (REL, LEAF in DFD) to TARGET, a file of a lower layer (extract_opts.lowers):
+ * a copy of the topmost one (data, mode, times), unless a whiteout hides it. Those trees
+ * are the store's own, made by this extractor: a walk refusing symlinks is enough. 1 when
+ * copied, 0 when no lower layer has it, -1 on error. */
+static int
+copy_from_lower (struct extractor *x, const char *entry, const char *rel, int dfd,
+                 const char *leaf, const char *target)
+{
+  for (char *const *l = x->opts->lowers; *l != NULL; l++)
+    {
+      cleanup_fd int tree = open (*l, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                              .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+                                         | RESOLVE_NO_MAGICLINKS };
+      cleanup_fd int fd = tree < 0 ? -1 : (int) syscall (SYS_openat2, tree, target, &how,
+                                                         sizeof how);
+      struct stat st;
+      if (fd < 0 || fstat (fd, &st) < 0)
+        continue; /* not in this layer (or a symlink on the way: not that file) */
+      if (S_ISCHR (st.st_mode) && st.st_rdev == makedev (0, 0))
+        return 0; /* whited out */
+      if (clear_for_non_directory (x, entry, rel, dfd, leaf) < 0)
+        return -1;
+      struct timespec t[2] = { st.st_atim, st.st_mtim };
+      if (S_ISLNK (st.st_mode))
+        {
+          char buf[PATH_MAX];
+          ssize_t n = readlinkat (fd, "", buf, sizeof buf - 1);
+          if (n < 0)
+            return refuse (x, entry, "cannot read the lower layer's '%s': %s", target,
+                           strerror (errno));
+          buf[n] = '\0';
+          if (symlinkat (buf, dfd, leaf) < 0)
+            return refuse (x, entry, "cannot create symlink: %s", strerror (errno));
+          (void) utimensat (dfd, leaf, t, AT_SYMLINK_NOFOLLOW);
+          return 1;
+        }
+      if (S_ISFIFO (st.st_mode))
+        {
+          if (mkfifoat (dfd, leaf, st.st_mode & MODE_KEPT_BITS) < 0)
+            return refuse (x, entry, "cannot create FIFO: %s", strerror (errno));
+          (void) utimensat (dfd, leaf, t, AT_SYMLINK_NOFOLLOW);
+          return 1;
+        }
+      if (!S_ISREG (st.st_mode))
+        return 0;
+      cleanup_free char *self = xasprintf ("/proc/self/fd/%d", fd);
+      cleanup_fd int in = open (self, O_RDONLY | O_CLOEXEC);
+      cleanup_fd int out = openat (dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW
+                                              | O_CLOEXEC, 0600);
+      if (in < 0 || out < 0)
+        return refuse (x, entry, "cannot copy the lower layer's '%s': %s", target,
+                       strerror (errno));
+      if (account_bytes (x, entry, (uint64_t) st.st_size) < 0)
+        return -1;
+      for (off_t left = st.st_size; left > 0;)
+        {
+          ssize_t n = copy_file_range (in, NULL, out, NULL, (size_t) left, 0);
+          if (n <= 0)
+            return refuse (x, entry, "cannot copy the lower layer's '%s': %s", target,
+                           n < 0 ? strerror (errno) : "it shrank");
+          left -= n;
+        }
+      if (fchmod (out, st.st_mode & MODE_KEPT_BITS) < 0 || futimens (out, t) < 0)
+        return refuse (x, entry, "cannot set the mode and times: %s", strerror (errno));
+      return 1;
+    }
   return 0;
 }
 
@@ -257,6 +333,16 @@ extract_hardlink (struct extractor *x, const char *entry, const char *rel, int d
       if (path_set_has (&x->skipped, target))
         {
           /* A link to a device node or socket that was skipped: skipped with it. */
+          x->result->skipped_special++;
+          return 0;
+        }
+      if (x->opts->lowers != NULL)
+        {
+          int c = copy_from_lower (x, entry, rel, dfd, leaf, target);
+          if (c != 0)
+            return c < 0 ? -1 : 0;
+          /* In no layer below either: a device node or socket a lower layer skipped (its
+           * extractor is gone, and so is its list), or nothing: skipped as such. */
           x->result->skipped_special++;
           return 0;
         }
@@ -296,7 +382,8 @@ extract_directory (struct extractor *x, struct archive_entry *e, const char *ent
       cleanup_fd int fd = openat (dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0)
         return refuse (x, entry, "cannot reopen directory: %s", strerror (errno));
-      restore_xattrs (x, e, entry, fd);
+      if (restore_xattrs (x, e, entry, fd) < 0)
+        return -1;
     }
   return 0;
 }

@@ -30,7 +30,9 @@
 /* overlayfs obeys these on a userxattr mount (redirects, opaque dirs): an image's own
  * would steer any unprivileged overlay stacked on the root. */
 #define XATTR_OVERLAY_PREFIX "user.overlay."
+#define XATTR_TRUSTED_OVERLAY_PREFIX "trusted.overlay."
 #define XATTR_CAPABILITY "security.capability"
+#define XATTR_OPAQUE "user.overlay.opaque"
 
 struct dir_fixup
 {
@@ -115,7 +117,14 @@ struct extractor
   struct sha256 hash;
   struct decoder dec;      /* gzip and lz4 are decoded here (they verify what libarchive does not) */
   bool started;
+  /* overlay_form: the uncompressed tar stream's SHA-256 (a layer's diff_id), hashed as it
+   * is handed to the tar reader; any other compression is undone before it by INNER, a
+   * raw-format reader (its first block is the one read to recognise gzip and lz4). */
+  struct sha256 tar_hash;
+  struct archive *inner;
+  ssize_t pending;
   unsigned char buf[READ_BLOCK_SIZE];
+  unsigned char out[READ_BLOCK_SIZE];
 };
 
 
@@ -187,8 +196,9 @@ void entry_times (struct archive_entry *e, struct timespec times[2]);
 /* Set E's extended attributes on FD, the file or directory the entry was created or
  * reopened as (fsetxattr: never a path, so nothing is followed); FD -1 for an entry that
  * cannot carry them (a symlink: the kernel refuses user.* there). The rules are at the top
- * of extract.c. Call it after the data is written: a write clears security.capability. */
-void restore_xattrs (struct extractor *x, struct archive_entry *e, const char *entry, int fd);
+ * of extract.c. Call it after the data is written: a write clears security.capability.
+ * -1 (refused) for an overlay xattr in overlay form. */
+int restore_xattrs (struct extractor *x, struct archive_entry *e, const char *entry, int fd);
 /* The one warning for every extended attribute a create dropped, by kind, each with its
  * first instance and reason. */
 void warn_xattr_drops (struct extractor *x);
@@ -203,6 +213,11 @@ int is_whiteout (struct extractor *x, const char *entry, const char *rel);
 /* A whiteout entry ENTRY (REL, whose last component starts with ".wh."): apply it to what
  * the lower layers left (see the top of extract.c for the rules). */
 int apply_whiteout (struct extractor *x, const char *entry, const char *rel);
+/* The same kept in overlay form (extract_opts.overlay_form), for an overlay or a
+ * flattening to apply: ".wh..wh..opq" marks its directory opaque, ".wh.NAME" becomes the
+ * 0/0 character device NAME (which mknod allows any user since Linux 5.8), unless this
+ * layer has an entry NAME (a whiteout hides lower layers only). */
+int keep_whiteout (struct extractor *x, const char *entry, const char *rel);
 /* Remove REL (LEAF in DFD), a file or a whole tree a lower layer left: the walk cache may
  * hold a directory inside it, and the directory fixups under it no longer apply. */
 int remove_lower (struct extractor *x, const char *entry, int dfd, const char *leaf,

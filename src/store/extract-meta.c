@@ -46,7 +46,7 @@ drop_xattr (struct extractor *x, enum xattr_drop_kind kind, const char *name, co
  * reopened as (fsetxattr: never a path, so nothing is followed); FD -1 for an entry that
  * cannot carry them (a symlink: the kernel refuses user.* there). The rules are at the top
  * of extract.c. Call it after the data is written: a write clears security.capability. */
-void
+int
 restore_xattrs (struct extractor *x, struct archive_entry *e, const char *entry, int fd)
 {
   const char *name;
@@ -55,6 +55,11 @@ restore_xattrs (struct extractor *x, struct archive_entry *e, const char *entry,
   archive_entry_xattr_reset (e);
   while (archive_entry_xattr_next (e, &name, &value, &size) == ARCHIVE_OK)
     {
+      /* A layer is an overlay's lowerdir (layers.h), where these would steer the overlay. */
+      if (x->opts->overlay_form && (str_has_prefix (name, XATTR_OVERLAY_PREFIX)
+                                    || str_has_prefix (name, XATTR_TRUSTED_OVERLAY_PREFIX)))
+        return refuse (x, entry, "it carries the extended attribute %s, which would steer an "
+                       "overlay using the layer", name);
       bool capability = strcmp (name, XATTR_CAPABILITY) == 0;
       if (!capability && (!str_has_prefix (name, XATTR_USER_PREFIX)
                           || str_has_prefix (name, XATTR_OVERLAY_PREFIX)))
@@ -68,6 +73,7 @@ restore_xattrs (struct extractor *x, struct archive_entry *e, const char *entry,
       else if (fsetxattr (fd, name, value, size, 0) < 0)
         drop_xattr (x, kind, name, entry, errno);
     }
+  return 0;
 }
 
 /* The one warning for every extended attribute a create dropped, by kind, each with its

@@ -90,12 +90,80 @@ read_raw (struct extractor *x)
   return n;
 }
 
+/* INNER's read callback: the block read to recognise the compression first, then the file. */
+static ssize_t
+inner_read (struct archive *a, void *data, const void **buffer)
+{
+  struct extractor *x = data;
+  ssize_t n = x->pending;
+  x->pending = 0;
+  if (n == 0)
+    n = read_raw (x);
+  if (n < 0)
+    {
+      archive_set_error (a, errno, "read error");
+      return -1;
+    }
+  *buffer = x->buf;
+  return n;
+}
+
+/* The block N just read (the first) through INNER: 1, or 0 for an empty stream, or -1 with
+ * the error set on A. */
+static int
+inner_start (struct archive *a, struct extractor *x, ssize_t n)
+{
+  x->pending = n;
+  x->inner = archive_read_new ();
+  if (x->inner == NULL)
+    die ("out of memory");
+  struct archive_entry *e;
+  if (archive_read_support_format_raw (x->inner) != ARCHIVE_OK
+      || archive_read_support_filter_bzip2 (x->inner) != ARCHIVE_OK
+      || archive_read_support_filter_xz (x->inner) != ARCHIVE_OK
+      || archive_read_support_filter_lzma (x->inner) != ARCHIVE_OK
+      || archive_read_support_filter_zstd (x->inner) != ARCHIVE_OK
+      || archive_read_support_filter_compress (x->inner) != ARCHIVE_OK)
+    die ("libarchive lacks a decompressor it was expected to have: %s", archive_why (x->inner));
+  if (archive_read_open (x->inner, x, NULL, inner_read, NULL) != ARCHIVE_OK)
+    {
+      archive_set_error (a, EIO, "%s", archive_why (x->inner));
+      return -1;
+    }
+  int r = archive_read_next_header (x->inner, &e);
+  if (r == ARCHIVE_EOF)
+    return 0;
+  if (r < ARCHIVE_WARN)
+    {
+      archive_set_error (a, EIO, "%s", archive_why (x->inner));
+      return -1;
+    }
+  return 1;
+}
+
+/* The next block INNER decompresses, hashed, into x->out. */
+static ssize_t
+inner_output (struct archive *a, struct extractor *x, const void **buffer)
+{
+  la_ssize_t m = archive_read_data (x->inner, x->out, sizeof x->out);
+  if (m < 0)
+    {
+      archive_set_error (a, EIO, "%s", archive_why (x->inner));
+      return -1;
+    }
+  sha256_update (&x->tar_hash, x->out, (size_t) m);
+  *buffer = x->out;
+  return m;
+}
+
 /* libarchive's read callback: the file as it is, or for gzip and lz4 the tar inside it. */
 ssize_t
 read_and_hash (struct archive *a, void *data, const void **buffer)
 {
   struct extractor *x = data;
   ssize_t n;
+  if (x->inner != NULL)
+    return inner_output (a, x, buffer);
   if (!x->started || x->dec.kind == DECODER_NONE)
     {
       n = read_raw (x);
@@ -108,6 +176,11 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
         {
           x->started = true;
           decoder_start (&x->dec, x->buf, (size_t) n);
+          if (x->dec.kind == DECODER_NONE && x->opts->overlay_form && n > 0)
+            {
+              int r = inner_start (a, x, n);
+              return r <= 0 ? r : inner_output (a, x, buffer);
+            }
         }
       if (x->dec.kind == DECODER_NONE)
         {
@@ -128,6 +201,7 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
         }
       if (m > 0)
         {
+          sha256_update (&x->tar_hash, out, (size_t) m);
           *buffer = out;
           return m;
         }
@@ -159,6 +233,19 @@ int
 drain_and_hash (struct extractor *x)
 {
   const char *why;
+  if (x->inner != NULL)
+    {
+      /* The rest of the decompressed stream (zero blocks after the tar's end), then the
+       * rest of the file below. */
+      for (la_ssize_t m; (m = archive_read_data (x->inner, x->out, sizeof x->out)) != 0;)
+        {
+          if (m < 0)
+            return extract_fail (x, "%s: %s", x->desc, archive_why (x->inner));
+          sha256_update (&x->tar_hash, x->out, (size_t) m);
+        }
+      archive_read_free (x->inner);
+      x->inner = NULL;
+    }
   for (;;)
     {
       if (!decoder_over (&x->dec))
@@ -169,7 +256,10 @@ drain_and_hash (struct extractor *x)
             return extract_fail (x, "%s: corrupt %s stream: %s", x->desc,
                                  decoder_name (&x->dec), why);
           if (m > 0)
-            continue;
+            {
+              sha256_update (&x->tar_hash, out, (size_t) m);
+              continue;
+            }
         }
       ssize_t n = read_raw (x);
       if (n < 0)

@@ -3,9 +3,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "common/roots.h"
@@ -155,4 +159,79 @@ mark_upper (struct extractor *x, char *rel)
       *slash = '/';
     }
   path_set_add (&x->upper, rel);
+}
+
+/* Overlay form: the first prefix of PARENT (a directory path in the root) that the layers
+ * below left as a symlink or a non-directory, where this layer made no directory of that
+ * name (malloc'd), or NULL. Their trees are the store's own: a walk refusing symlinks. */
+static char *
+lower_non_directory (struct extractor *x, const char *parent)
+{
+  if (x->opts->lowers == NULL || parent[0] == '\0')
+    return NULL;
+  cleanup_free char *p = xstrdup (parent);
+  for (char *slash = p;;)
+    {
+      slash = strchr (slash, '/');
+      if (slash != NULL)
+        *slash = '\0';
+      if (!path_set_has (&x->upper, p))
+        for (char *const *l = x->opts->lowers; *l != NULL; l++)
+          {
+            cleanup_fd int tree = open (*l, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                                    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+                                               | RESOLVE_NO_MAGICLINKS };
+            cleanup_fd int fd = tree < 0 ? -1 : (int) syscall (SYS_openat2, tree, p, &how,
+                                                               sizeof how);
+            struct stat st;
+            if (fd < 0 || fstat (fd, &st) < 0)
+              continue;
+            if (S_ISDIR (st.st_mode) || (S_ISCHR (st.st_mode) && st.st_rdev == makedev (0, 0)))
+              break; /* a directory; or whited out there, so nothing below counts */
+            return xstrdup (p);
+          }
+      if (slash == NULL)
+        return NULL;
+      *slash++ = '/';
+    }
+}
+
+int
+keep_whiteout (struct extractor *x, const char *entry, const char *rel)
+{
+  /* As when whiteouts are applied: one through a lower layer's symlink is refused (an
+   * overlay would only hide it, but the image is broken or hostile: umoci
+   * CVE-2021-29136). */
+  const char *last = strrchr (rel, '/');
+  cleanup_free char *parent = last != NULL ? xasprintf ("%.*s", (int) (last - rel), rel)
+                                           : xstrdup ("");
+  cleanup_free char *bad = lower_non_directory (x, parent);
+  if (bad != NULL)
+    return refuse (x, entry, "whiteout through '%s', which is a symlink or not a directory",
+                   bad);
+  cleanup_free char *copy = NULL;
+  const char *leaf;
+  cleanup_fd int dfd = open_parent_or_refuse (x, entry, rel, true, &copy, &leaf);
+  if (dfd < 0)
+    return -1;
+  if (strcmp (leaf, WHITEOUT_OPAQUE) == 0)
+    {
+      if (fsetxattr (dfd, XATTR_OPAQUE, "y", 1, 0) < 0)
+        return refuse (x, entry, "cannot mark the directory opaque (%s): %s", XATTR_OPAQUE,
+                       strerror (errno));
+      return 0;
+    }
+  if (str_has_prefix (leaf, WHITEOUT_META_PREFIX))
+    return refuse (x, entry, "unsupported whiteout type (aufs metadata)");
+  const char *victim = leaf + strlen (WHITEOUT_PREFIX);
+  if (victim[0] == '\0' || strcmp (victim, ".") == 0 || strcmp (victim, "..") == 0)
+    return refuse (x, entry, "whiteout of '%s'", victim[0] == '\0' ? "nothing" : victim);
+  struct stat st;
+  if (fstatat (dfd, victim, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return 0; /* this layer's own entry, or the same whiteout twice */
+  if (mknodat (dfd, victim, S_IFCHR | 0, makedev (0, 0)) < 0)
+    return refuse (x, entry, "cannot make the whiteout '%s' (a 0/0 character device): %s",
+                   victim, strerror (errno));
+  return 0;
 }

@@ -51,6 +51,15 @@
  *   - Absolute symlinks are created as they are: they resolve inside the chroot.
  *   - Each layer's bytes must have the SHA-256 of its descriptor (checked as they stream).
  *
+ * The layer store (layers.h, extract_opts.overlay_form) unpacks each layer alone into a
+ * tree of its own, where the whiteouts are kept for an overlay or a flattening to apply
+ * rather than applied (extract-whiteout.c keep_whiteout: ".wh.NAME" becomes a 0/0
+ * character device, ".wh..wh..opq" user.overlay.opaque="y"; one through a lower layer's
+ * symlink is still refused, looked up in extract_opts.lowers); an entry carrying a
+ * user.overlay.* or trusted.overlay.* attribute is refused instead of dropped; a hard link
+ * to a lower layer's file becomes a copy of it; and the uncompressed tar stream is hashed
+ * (result.diff_id), whatever the compression (extract-read.c).
+ *
  * Formats: the tar family only (ustar, pax, GNU, v7): a rootfs is a tarball, and the other
  * format parsers (zip, rar, 7z, iso9660, cpio ...) would only add attack surface. Filters:
  * none, gzip, bzip2, xz/lzma, zstd, lz4 and compress, all in-library (no external helper
@@ -123,7 +132,8 @@ extract_entry (struct extractor *x, struct archive *a, struct archive_entry *e)
     {
       int whiteout = is_whiteout (x, entry, rel);
       if (whiteout != 0)
-        return whiteout < 0 ? -1 : apply_whiteout (x, entry, rel);
+        return whiteout < 0 ? -1 : x->opts->overlay_form ? keep_whiteout (x, entry, rel)
+                                                         : apply_whiteout (x, entry, rel);
     }
   const char *hardlink = archive_entry_hardlink (e);
   mode_t type = archive_entry_filetype (e);
@@ -237,6 +247,8 @@ extractor_unpack (struct extractor *x, struct source *src, char hex[SHA256_HEX_L
   x->started = false;
   x->dec = (struct decoder) { .kind = DECODER_NONE };
   sha256_init (&x->hash);
+  sha256_init (&x->tar_hash);
+  x->pending = 0;
 
   struct archive *a = extract_tar_reader ();
   unsigned long entries = 0;
@@ -254,6 +266,9 @@ extractor_unpack (struct extractor *x, struct source *src, char hex[SHA256_HEX_L
       return -1;
     }
   sha256_final (&x->hash, hex);
+  sha256_final (&x->tar_hash, x->result->diff_id);
+  if (!x->opts->overlay_form)
+    x->result->diff_id[0] = '\0'; /* not the uncompressed stream's: never used */
   if (src->expected_sha256 != NULL && strcmp (src->expected_sha256, hex) != 0)
     return extract_fail (x, "%s: SHA-256 mismatch: expected %s, got %s", x->desc,
                          src->expected_sha256, hex);
@@ -335,6 +350,9 @@ extractor_free (struct extractor *x)
     close (x->cache.fd);
   free (x->cache.path);
   sha256_free (&x->hash); /* after sha256_final, a no-op; after an error, the context */
+  sha256_free (&x->tar_hash);
+  if (x->inner != NULL)
+    archive_read_free (x->inner);
   path_set_clear (&x->upper);
   path_set_clear (&x->skipped);
   xattr_drops_clear (&x->drops);

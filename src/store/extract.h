@@ -19,12 +19,24 @@ struct extract_opts
    * waits for nothing): set when an unpacked copy will be cloned from the new root, whose
    * FICLONE then finds the data on disk already (clone.h). */
   bool start_writeback;
+  /* Unpacking one layer into the layer store (layers.h): whiteouts are kept in overlay form
+   * (".wh.NAME" becomes a 0/0 character device NAME, ".wh..wh..opq" the xattr
+   * user.overlay.opaque="y" on its directory) instead of being applied, and an entry
+   * carrying a trusted.overlay.* or user.overlay.* xattr is refused, not dropped: a layer
+   * is an overlay's lowerdir, where such an xattr would steer the overlay. */
+  bool overlay_form;
+  /* With overlay_form, for an image's layer: the trees of the layers below it, top first
+   * (NULL-terminated; NULL for none). A hard link to a file none of this layer's entries
+   * made is to one of theirs: it becomes a copy of that file (a layer is a directory of
+   * its own, which a link cannot leave). */
+  char *const *lowers;
 };
 
 struct extract_result
 {
   uint64_t size_bytes;                 /* regular-file bytes unpacked */
   char sha256[SHA256_HEX_LEN + 1];     /* of every byte read from the source */
+  char diff_id[SHA256_HEX_LEN + 1];    /* of the uncompressed tar stream (the last archive's) */
   unsigned long skipped_special;       /* device nodes and sockets (and links to them) not made */
   unsigned long skipped_self_links;    /* duplicates stored as a hard link to themselves */
 };

@@ -21,6 +21,7 @@
 #include "common/util.h"
 #include "common/verbose.h"
 #include "store/digest.h"
+#include "store/layers.h"
 #include "store/oci-source.h"
 #include "store/store-create.h"
 
@@ -108,30 +109,44 @@ resolve_manifest (struct image_source *s, char *text, size_t *len, char **digest
     }
 }
 
-/* The layers, every one opened (a registry's downloaded and verified into the cache)
- * before the create starts: a failed or interrupted pull touches no store, and a resumed
- * one finds its partial download. */
+/* The layers not in the layer store yet, every one opened (a registry's downloaded and
+ * verified into the cache) before the create starts: a failed or interrupted pull touches
+ * no store, and a resumed one finds its partial download. A layer already in the store
+ * (by its diff_id) is not opened at all: its blob may be gone from the download cache. */
 struct apply
 {
   const char *what;
+  struct image_source *s;
+  const struct oci_manifest *m;
+  char **diff_ids; /* the config's, one per layer; NULL for a pull (everything opened) */
   struct source *layers;
   size_t n_layers;
   const char *workdir;
+  const struct extract_opts *xopts;
 };
 
 static void
 apply_open (struct apply *a, struct image_source *s, const struct oci_manifest *m,
-            const char *workdir)
+            char **diff_ids, const char *workdir, const struct extract_opts *xopts)
 {
   if (m->n_layers > OCI_MAX_LAYERS)
     die ("%s: %zu layers, over the limit of %d", s->what, m->n_layers, OCI_MAX_LAYERS);
-  *a = (struct apply) { .what = s->what, .n_layers = m->n_layers, .workdir = workdir,
+  if (diff_ids != NULL && strv_length (diff_ids) != m->n_layers)
+    die ("%s: %zu layers but %zu diff_ids in the config", s->what, m->n_layers,
+         strv_length (diff_ids));
+  *a = (struct apply) { .what = s->what, .s = s, .m = m, .diff_ids = diff_ids,
+                        .n_layers = m->n_layers, .workdir = workdir, .xopts = xopts,
                         .layers = xcalloc (m->n_layers + 1, sizeof *a->layers) };
   for (size_t i = 0; i < m->n_layers; i++)
     {
       a->layers[i].fd = -1;
-      s->open_blob (s, &m->layers[i], &a->layers[i]);
-      verbose ("layer %zu/%zu: %s", i + 1, m->n_layers, a->layers[i].description);
+      if (diff_ids == NULL || !layer_present (digest_hex (diff_ids[i])))
+        {
+          s->open_blob (s, &m->layers[i], &a->layers[i]);
+          verbose ("layer %zu/%zu: %s", i + 1, m->n_layers, a->layers[i].description);
+        }
+      else
+        verbose ("layer %zu/%zu: %s in the layer store", i + 1, m->n_layers, diff_ids[i]);
     }
 }
 
@@ -181,11 +196,30 @@ make_workdir (int rootfd, const char *what, const char *workdir)
 }
 
 static void
-apply_layers (struct extractor *x, int rootfd, void *data)
+apply_ensure (char (*hexes)[SHA256_HEX_LEN + 1], void *data)
 {
   struct apply *a = data;
+  /* The trees below each layer, top first: where its hard links to lower files point. */
+  char **lowers = xcalloc (a->n_layers + 1, sizeof *lowers);
   for (size_t i = 0; i < a->n_layers; i++)
-    extract_layer (x, &a->layers[i]);
+    {
+      /* In the store when the create started, but a `cache clean` removed it since: the
+       * blob is needed after all. */
+      if (a->layers[i].fd < 0 && !layer_present (digest_hex (a->diff_ids[i])))
+        a->s->open_blob (a->s, &a->m->layers[i], &a->layers[i]);
+      struct extract_opts xopts = *a->xopts;
+      xopts.lowers = lowers;
+      layer_ensure (&a->layers[i], a->diff_ids[i], &xopts, hexes[i]);
+      memmove (lowers + 1, lowers, i * sizeof *lowers);
+      lowers[0] = layer_tree_path (hexes[i]);
+    }
+  strv_free (lowers);
+}
+
+static void
+apply_finish (int rootfd, void *data)
+{
+  struct apply *a = data;
   if (a->workdir != NULL)
     make_workdir (rootfd, a->what, a->workdir);
 }
@@ -203,10 +237,12 @@ create_from_manifest (const char *name, const char *ref, struct image_source *s,
   cleanup_free char *config = s->read_document (s, &m.config, &clen);
   cleanup_free char *cwhat = xasprintf ("%s: config %s", s->what, m.config.digest);
   struct meta_image image = { .ref = xstrdup (ref), .digest = xstrdup (digest) };
-  oci_config_parse (config, clen, cwhat, &image, NULL);
+  cleanup_strv char **diff_ids = NULL;
+  oci_config_parse (config, clen, cwhat, &image, &diff_ids);
   struct apply a;
-  apply_open (&a, s, &m, image.workdir);
-  store_create_layered (name, ref, digest_hex (digest), &image, apply_layers, &a, xopts);
+  apply_open (&a, s, &m, diff_ids, image.workdir, xopts);
+  store_create_from_layers (name, ref, digest_hex (digest), &image, a.n_layers, apply_ensure,
+                            apply_finish, &a, xopts);
   apply_clear (&a);
   meta_clear (&(struct meta) { .image = image });
   oci_manifest_clear (&m);
@@ -459,9 +495,9 @@ create_from_archive (const char *name, const char *arg, const char *recorded,
     m.layers[i] = (struct oci_descriptor) { .digest = xstrdup (ai.diff_ids[i]) };
   struct image_source s = { .what = arg, .open_blob = archive_open_blob, .data = &ai };
   struct apply a;
-  apply_open (&a, &s, &m, image.workdir);
-  store_create_layered (name, recorded, digest_hex (image.digest), &image, apply_layers, &a,
-                        xopts);
+  apply_open (&a, &s, &m, ai.diff_ids, image.workdir, xopts);
+  store_create_from_layers (name, recorded, digest_hex (image.digest), &image, a.n_layers,
+                            apply_ensure, apply_finish, &a, xopts);
   apply_clear (&a);
   meta_clear (&(struct meta) { .image = image });
   oci_manifest_clear (&m);
@@ -648,7 +684,7 @@ oci_pull (const char *arg, const struct oci_opts *o)
   size_t clen;
   free (s.read_document (&s, &m.config, &clen));
   struct apply a;
-  apply_open (&a, &s, &m, NULL);
+  apply_open (&a, &s, &m, NULL, NULL, NULL);
   apply_clear (&a);
   oci_manifest_clear (&m);
   registry_close (&s);

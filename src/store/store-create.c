@@ -16,22 +16,20 @@
 #include "common/roots.h"
 #include "common/util.h"
 #include "common/verbose.h"
-#include "store/clone.h"
 #include "store/digest.h"
 #include "store/image-config.h"
 #include "store/interrupt.h"
+#include "store/layers.h"
 #include "store/store-create.h"
 
 /* What a failing create must undo; die() runs create_cleanup. */
 static char *cleanup_staging;
 static char *cleanup_meta;
-static struct unpacked_keeping *cleanup_keeping;
 
 static void
 create_cleanup (void)
 {
-  if (cleanup_keeping != NULL)
-    unpacked_keep_cancel (cleanup_keeping);
+  layers_cleanup ();
   if (cleanup_staging != NULL && rm_rf_at (AT_FDCWD, cleanup_staging) < 0)
     fprintf (stderr, "%s: cannot remove %s: %s\n", PROGRAM_NAME, cleanup_staging,
              strerror (errno));
@@ -59,20 +57,14 @@ rename_noreplace (const char *from, const char *to)
   return rename (from, to);
 }
 
-/* The SHA-256 of SRC's bytes, when an unpacked copy could spare unpacking them: SRC is a
- * regular file (rewound after hashing) and matches the digest it must have, if any (a
- * mismatch is left to the unpacking, which refuses it with the usual message). */
-static bool
-archive_digest (struct source *src, char hex[SHA256_HEX_LEN + 1])
+/* What --max-size allows, checked against layers that were in the store already (the
+ * extractor checks those it unpacks as it goes). */
+static void
+check_size (const char *what, uint64_t size, const struct extract_opts *xopts)
 {
-  struct stat st;
-  if (!unpacked_any () || fstat (src->fd, &st) < 0 || !S_ISREG (st.st_mode))
-    return false;
-  if (sha256_fd (src->fd, UINT64_MAX, hex) < 0)
-    die_with_error ("%s: read error", src->description);
-  if (lseek (src->fd, 0, SEEK_SET) < 0)
-    die_with_error ("%s: cannot rewind", src->description);
-  return src->expected_sha256 == NULL || strcmp (src->expected_sha256, hex) == 0;
+  if (xopts->max_bytes != 0 && size > xopts->max_bytes)
+    die ("%s: unpacked size exceeds the limit of %llu bytes (raise it with --max-size or "
+         "ENTER_DEVROOT_MAX_ROOT_SIZE)", what, (unsigned long long) xopts->max_bytes);
 }
 
 /* A create under way: NAME's lock held, its private staging directory open. */
@@ -154,57 +146,79 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   struct creation c;
   creation_begin (&c, name);
 
-  /* A second create from the same archive clones the copy the first one kept, where the
-   * filesystem clones by reference (clone.h); otherwise, or if that fails, unpack. */
-  struct extract_result res = { 0 };
-  struct extractor *x = NULL;
-  struct extract_opts opts = *xopts; /* x keeps a pointer to it until the end */
-  struct stat copy_root;
-  char hex[SHA256_HEX_LEN + 1];
-  bool cloned = archive_digest (src, hex)
-                && unpacked_clone_into (hex, c.rootfd, &res.size_bytes, &copy_root);
-  if (cloned)
-    memcpy (res.sha256, hex, sizeof hex);
-  else
-    {
-      opts.start_writeback = unpacked_can_keep (c.rootfd);
-      x = extract_archive (c.rootfd, src, &opts, &res);
-    }
+  /* A plain tarball is a one-layer image: unpacked once into the layer store (a second
+   * create from the same bytes finds it there), then copied into the new root. */
+  char hex[SHA256_HEX_LEN + 1], archive_hex[SHA256_HEX_LEN + 1];
+  layer_ensure_archive (src, xopts, hex, archive_hex);
+  check_size (src->description, layer_size (hex), xopts);
+  char *hexes[] = { hex, NULL };
+  uint64_t size = layers_flatten (c.rootfd, hexes, 1);
   account_ensure_user (c.rootfd);
-  if (x != NULL)
-    extract_finish (x);
-
-  /* The unpacked copy is cloned now, from the staging directory nothing else can enter. */
-  if (x != NULL && opts.start_writeback)
-    cleanup_keeping = unpacked_keep_begin (res.sha256, c.rootfd);
 
   struct meta m = {
     .name = xstrdup (name),
     .source = xstrdup (src->origin),
-    .sha256 = xstrdup (res.sha256),
+    .sha256 = xstrdup (archive_hex),
     .created = format_rfc3339_utc (time (NULL)),
-    .size_bytes = res.size_bytes,
+    .size_bytes = size,
+    .layers = xcalloc (2, sizeof (char *)),
   };
+  m.layers[0] = xasprintf ("sha256:%s", hex);
   /* An exported OCI-made root carries its image's config (image-config.h): into the
-   * metadata, and out of the root before it is in place (the copy kept above has it, for
-   * the next create from it to find; the root's own times are set after this). */
+   * metadata, and out of the root before it is in place (the layer keeps it). */
   if (image_config_read (c.rootfd, src->description, &m.image))
     image_config_remove (c.rootfd);
   creation_commit (&c, &m);
   meta_clear (&m);
-  if (x != NULL)
-    {
-      extract_finish_root (x);
-      if (cleanup_keeping != NULL)
-        unpacked_keep_end (steal_pointer (&cleanup_keeping), c.rootfd, src->origin,
-                           res.size_bytes);
-    }
-  else
-    {
-      struct timespec t[2] = { copy_root.st_atim, copy_root.st_mtim };
-      if (fchmod (c.rootfd, copy_root.st_mode & 01777) < 0 || futimens (c.rootfd, t) < 0)
-        die_with_error ("cannot set the mode and times of %s", c.root);
-    }
+  layers_root_mode (c.rootfd, hex);
+  creation_end (&c);
+}
+
+void
+store_create_from_layers (const char *name, const char *origin, const char *sha256,
+                          const struct meta_image *image, size_t n,
+                          void (*ensure) (char (*hexes)[SHA256_HEX_LEN + 1], void *data),
+                          void (*finish) (int rootfd, void *data), void *data,
+                          const struct extract_opts *xopts)
+{
+  struct creation c;
+  creation_begin (&c, name);
+  char (*hexes)[SHA256_HEX_LEN + 1] = xcalloc (n + 1, sizeof *hexes);
+  ensure (hexes, data);
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += layer_size (hexes[i]);
+  check_size (origin, total, xopts);
+  char **list = xcalloc (n + 1, sizeof *list);
+  for (size_t i = 0; i < n; i++)
+    list[i] = hexes[i];
+  uint64_t size = layers_flatten (c.rootfd, list, n);
+  if (finish != NULL)
+    finish (c.rootfd, data);
+  account_ensure_user (c.rootfd);
+
+  struct meta m = {
+    .name = xstrdup (name),
+    .source = xstrdup (origin),
+    .sha256 = xstrdup (sha256),
+    .created = format_rfc3339_utc (time (NULL)),
+    .size_bytes = size,
+    .image = *image, /* borrowed: not cleared below */
+    .layers = xcalloc (n + 1, sizeof (char *)),
+  };
+  for (size_t i = 0; i < n; i++)
+    m.layers[i] = xasprintf ("sha256:%s", hexes[i]);
+  creation_commit (&c, &m);
+  m.image = (struct meta_image) { 0 };
+  meta_clear (&m);
+  /* The top layer's root directory, as an overlay would show it; an image of no layers
+   * keeps the default. */
+  if (n > 0)
+    layers_root_mode (c.rootfd, hexes[n - 1]);
+  else if (fchmod (c.rootfd, 0755) < 0)
+    die_with_error ("cannot set the mode of %s", c.root);
+  free (list);
+  free (hexes);
   creation_end (&c);
 }
 

@@ -40,3 +40,32 @@ teardown() { guest_teardown; }
 run.sh
 hello /app"
 }
+
+@test "oci: a second root of the image is copied from the layer store, no blob read, both right and independent (chroot mode)" {
+	local l=$BATS_TEST_TMPDIR/layout
+	cp -R "$LAYOUT" "$l"
+	"$EDR_BIN" create one --from "oci:$l:g" --quiet || fail "create one failed"
+	# The layer blobs deleted: the second root can only come from the layer store.
+	python3 -c 'import json,os,sys
+d = sys.argv[1] + "/blobs/sha256/"
+m = json.load(open(d + json.load(open(sys.argv[1] + "/index.json"))["manifests"][0]["digest"][7:]))
+for x in m["layers"]:
+    os.unlink(d + x["digest"][7:])' "$l"
+	edr_run create two --from "oci:$l:g" --quiet
+	assert_status 0
+	edr_run run two --mode chroot -- sh -c 'ls /app; echo "$(cat /app/keep)"; ls -A /app | grep -c "^\.wh\." || true'
+	assert_status 0
+	assert_output "keep
+run.sh
+keep
+0"
+	# Copies, not shared files: a change in one root is not seen in the other.
+	echo changed > "$(root_of one)/app/keep"
+	edr_run run two --mode chroot -- cat /app/keep
+	assert_output keep
+	local layers
+	layers=$(grep -o '"layers": \[[^]]*\]' "$XDG_DATA_HOME/enter-devroot/meta/two.json")
+	[[ $layers == *sha256:*sha256:*sha256:* ]] || fail "not made of 3 layers: $layers"
+	[[ -d ${XDG_CACHE_HOME:-$HOME/.cache}/enter-devroot/layers/sha256/$(cut -d'"' -f4 <<< "$layers" | cut -c8-)/tree ]] ||
+		fail "the bottom layer is not in the store"
+}

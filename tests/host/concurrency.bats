@@ -83,17 +83,21 @@ count_entries() {
 	[[ ! -e $(root_of dev) ]] || skip "create finished before it could be killed (machine too fast)"
 	[[ $(count_entries) -gt 500 ]] || fail "no sign of extraction before the kill"
 	# The half-extracted tree sits in a private directory: libarchive-style path
-	# checks are raceable, so nobody else may write (or even look) there.
+	# checks are raceable, so nobody else may write (or even look) there. It is the
+	# layer being made in the layer store (src/store/layers.h), in a staging directory.
 	local staging
-	staging=$(find "$XDG_DATA_HOME" -type d -name d00 -printf '%h\n' | head -1)
+	staging=$(find "$XDG_DATA_HOME" "$XDG_CACHE_HOME" -type d -name d00 -printf '%h\n' | head -1)
 	[[ -n $staging ]] || fail "cannot find the staging directory"
 	[[ $staging != "$(root_of dev)" ]] || fail "extraction happened in place, not in staging"
 	assert_equal "$(stat -c %a "$staging")" 700
+	assert_equal "$(stat -c %a "$(dirname "$staging")")" 700
 	# The killed create left staging debris; the next create of any NAME removes it.
 	small_tarball "$W/small.tar"
 	edr_run create other --from "$W/small.tar"
 	assert_status 0
 	assert_store_like_reference other
+	run find "$XDG_CACHE_HOME/enter-devroot/layers" -maxdepth 1 -name '.*' ! -name .
+	assert_output ""
 	# The NAME is not stuck behind a stale lock or staging dir.
 	edr_run create dev --from "$W/small.tar"
 	assert_status 0

@@ -27,7 +27,14 @@ wait_exit() {
 	return "$st"
 }
 
-staging_entries() { find "$(store)/staging" -mindepth 1 2>/dev/null | wc -l; }
+# The root's staging directory and the layer being unpacked into the layer store
+# (src/store/layers.h: layers/.HEX.XXXXXX), where the extraction happens.
+staging_entries() {
+	{
+		find "$(store)/staging" -mindepth 1 2>/dev/null
+		find "$XDG_CACHE_HOME/enter-devroot/layers" -mindepth 1 -path '*/layers/.*' 2>/dev/null
+	} | wc -l
+}
 
 # assert_nothing_created STATUS: the create exited STATUS with exactly the line
 # "enter-devroot: interrupted: nothing created", no root, no metadata, empty staging.

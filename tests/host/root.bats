@@ -183,7 +183,7 @@ need_host_files() {
 	[[ ! -e $(root_of dev)/etc/resolv.conf ]] || fail "resolv.conf was written"
 }
 
-# --- a second create clones the first one's unpacked copy (src/store/clone.h) ---------
+# --- a second create copies the layer the first one unpacked (src/store/layers.h) ------
 # Needs a filesystem that clones files by reference: a loop-mounted XFS made here
 # (only if xfs is already in /proc/filesystems: nothing is loaded into the kernel).
 
@@ -226,13 +226,13 @@ teardown_reflink() {
 	return 0
 }
 
-@test "reflink: a second create clones the first one's unpacked copy: same tree, shared extents, no new data" {
+@test "reflink: a second create clones the layer the first one unpacked: same tree, shared extents, no new data" {
 	reflink_fs
 	clone_tar "$W/r.tar.zst"
 	edr_run create a --from "$W/r.tar.zst"
 	assert_status 0
 	run "$EDR_BIN" cache list
-	assert_line --index 1 --regexp "^[0-9a-f]{64} +[0-9]+  unpacked copy of $W/r.tar.zst\$"
+	assert_line --index 1 --regexp "^[0-9a-f]{64} +[0-9]+  layer, used by: a\$"
 	local used
 	used=$(df --output=used -B1 "$MNT" | tail -n 1)
 	edr_run create b --from "$W/r.tar.zst"
@@ -260,7 +260,7 @@ teardown_reflink() {
 	done
 }
 
-@test "reflink: writing in a cloned root changes neither the other root nor the unpacked copy" {
+@test "reflink: writing in a cloned root changes neither the other root nor the layer" {
 	reflink_fs
 	clone_tar "$W/r.tar.zst"
 	edr create a --from "$W/r.tar.zst"
@@ -270,64 +270,66 @@ teardown_reflink() {
 	printf 'changed' | dd of="$(root_of b)/usr/bin/big" conv=notrunc status=none
 	[[ $(sha256sum < "$(root_of a)/usr/bin/big") == "$before" ]] || fail "a changed"
 	edr create c --from "$W/r.tar.zst"
-	[[ $(sha256sum < "$(root_of c)/usr/bin/big") == "$before" ]] || fail "the unpacked copy changed"
+	[[ $(sha256sum < "$(root_of c)/usr/bin/big") == "$before" ]] || fail "the layer changed"
 }
 
-@test "reflink: cache clean removes the unpacked copies; a create then unpacks and keeps a new one" {
+@test "reflink: cache clean keeps the layer a root uses and removes it once unused; a create then unpacks again" {
 	reflink_fs
 	clone_tar "$W/r.tar.zst"
 	edr create a --from "$W/r.tar.zst"
+	local listing
+	listing=$(tree_listing "$(root_of a)")
 	run "$EDR_BIN" cache clean
 	assert_success
-	assert_output --partial "1 unpacked copy"
-	[[ -z $(ls "$XDG_CACHE_HOME/enter-devroot/unpacked") ]] || fail "unpacked copies left"
+	assert_output --partial "1 layer in use kept"
+	[[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256") ]] || fail "the layer in use was removed"
+	edr remove a
+	run "$EDR_BIN" cache clean
+	assert_success
+	assert_output --partial "1 unused layer"
+	[[ -z $(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256") ]] || fail "layers left"
 	edr create b --from "$W/r.tar.zst"
-	diff <(tree_listing "$(root_of a)") <(tree_listing "$(root_of b)") || fail "b differs"
-	[[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/unpacked") ]] || fail "no new unpacked copy"
+	assert_equal "$(tree_listing "$(root_of b)")" "$listing"
+	[[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256") ]] || fail "no new layer"
 }
 
-@test "reflink: with cache = DIR, cache list and cache clean see the unpacked copies, kept in the user's own cache" {
+@test "reflink: with cache = DIR, cache list and cache clean see the layers, kept in the user's own cache" {
 	reflink_fs
 	clone_tar "$W/r.tar.zst"
-	# Downloads go elsewhere; the copies stay where only the user writes (clone.h).
+	# Downloads go elsewhere; the layers stay where only the user writes (layers.h).
 	export ENTER_DEVROOT_CACHE=$MNT/downloads
 	edr create a --from "$W/r.tar.zst"
-	[[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/unpacked") ]] || fail "no unpacked copy kept"
+	[[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256") ]] || fail "no layer kept"
 	run "$EDR_BIN" cache list
 	assert_success
-	assert_line --regexp "^[0-9a-f]{64} +[0-9]+  unpacked copy of $W/r.tar.zst\$"
+	assert_line --regexp "^[0-9a-f]{64} +[0-9]+  layer, used by: a\$"
+	edr remove a
 	run "$EDR_BIN" cache clean
 	assert_success
-	assert_output --partial "1 unpacked copy"
-	[[ -z $(ls "$XDG_CACHE_HOME/enter-devroot/unpacked") ]] || fail "unpacked copies left"
+	assert_output --partial "1 unused layer"
+	[[ -z $(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256") ]] || fail "layers left"
 }
 
-@test "reflink: a broken unpacked copy is not used (one warning, the create unpacks); a wrong --sha256 is still refused" {
+@test "reflink: a tampered layer makes a create fail in one line, nothing made; a wrong --sha256 is still refused" {
 	reflink_fs
 	clone_tar "$W/r.tar.zst"
 	edr create a --from "$W/r.tar.zst"
-	local hex
+	local hex l
 	hex=$(sha256sum "$W/r.tar.zst" | cut -d' ' -f1)
-	# A digest that is not the file's: refused as before, even with a copy kept.
+	l=$(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256")
+	# A digest that is not the file's: refused as before, even with its layer kept.
 	edr_run create w --from "$W/r.tar.zst" --sha256 "${hex//?/0}"
-	assert_edr_error 125 "r.tar.zst"
+	assert_edr_error 125 "r.tar.zst" "SHA-256 mismatch"
 	[[ ! -e $(root_of w) ]] || fail "a root from a mismatching archive"
-	# A copy tampered with (a socket, which no create makes, where a directory was): the
-	# clone stops half-way, says so in one line, and the create unpacks instead.
-	rm -rf "$XDG_CACHE_HOME/enter-devroot/unpacked/$hex/root/usr"
-	(cd "$XDG_CACHE_HOME/enter-devroot/unpacked/$hex/root" &&
+	# A layer tampered with (a socket, which no create makes, where a directory was): the
+	# copy stops, one line naming the layer, no root, no staging left.
+	rm -rf "$XDG_CACHE_HOME/enter-devroot/layers/sha256/$l/tree/usr"
+	(cd "$XDG_CACHE_HOME/enter-devroot/layers/sha256/$l/tree" &&
 		python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("usr")')
 	edr_run create b --from "$W/r.tar.zst"
-	assert_status 0
-	[[ ${#stderr_lines[@]} -eq 1 && ${stderr_lines[0]} == *"cannot clone the unpacked copy"*"unpacking instead"* ]] ||
-		fail "expected one warning line: $stderr"
-	diff <(tree_listing "$(root_of a)") <(tree_listing "$(root_of b)") || fail "b differs from a"
-	# The copy without its tree: not used, silently.
-	rm -rf "$XDG_CACHE_HOME/enter-devroot/unpacked/$hex/root"
-	edr_run create c --from "$W/r.tar.zst"
-	assert_status 0
-	assert_equal "$stderr" ""
-	diff <(tree_listing "$(root_of a)") <(tree_listing "$(root_of c)") || fail "c differs from a"
+	assert_edr_error 125 "layer $l"
+	[[ ! -e $(root_of b) ]] || fail "a root from a tampered layer"
+	[[ -z $(ls -A "$(store)/staging") ]] || fail "staging left: $(ls -A "$(store)/staging")"
 }
 
 @test "reflink: a clone keeps FIFOs, hard links to symlinks and FIFOs, and extended attributes" {
@@ -340,7 +342,7 @@ teardown_reflink() {
 	assert_status 0
 	assert_equal "$stderr" ""
 	run "$EDR_BIN" cache list
-	assert_output --partial "unpacked copy of $W/t.tar"
+	assert_output --partial "layer, used by: a"
 	edr_run create b --from "$W/t.tar"
 	assert_status 0
 	assert_equal "$stderr" ""
@@ -375,7 +377,7 @@ teardown_reflink() {
 	assert_output "nameserver 192.0.2.53"
 }
 
-@test "reflink: the create that keeps an unpacked copy flushes no whole filesystem either, and the copy is used" {
+@test "reflink: the create that unpacks a layer flushes no whole filesystem either, and the layer is used" {
 	command -v strace >/dev/null || skip "strace not installed (apt-get install strace)"
 	reflink_fs
 	clone_tar "$W/r.tar.zst"
@@ -383,13 +385,13 @@ teardown_reflink() {
 		fail "create under strace failed"
 	! grep -E '(^|[0-9] )(sync|syncfs)\(' "$T/trace" || fail "create flushed the whole filesystem: $(cat "$T/trace")"
 	run "$EDR_BIN" cache list
-	assert_line --index 1 --regexp "unpacked copy of $W/r.tar.zst\$"
+	assert_line --index 1 --regexp "layer, used by: a\$"
 	edr_run create b --from "$W/r.tar.zst"
 	assert_status 0
 	assert_equal "$(tree_listing "$(root_of a)")" "$(tree_listing "$(root_of b)")"
 }
 
-@test "reflink: code entering a new root while its unpacked copy is kept plants nothing in the copy" {
+@test "reflink: code entering a new root plants nothing in its layer" {
 	reflink_fs
 	# Enough files that cloning the tree takes a while.
 	local t=$W/tree
@@ -418,9 +420,9 @@ while not os.path.exists(stop) and n < 20000:
 	assert_status 0
 	[[ -n $(find "$(root_of a)" -name 'planted-*' -print -quit) ]] ||
 		fail "nothing was planted in the root: the test proves nothing"
-	[[ -d $XDG_CACHE_HOME/enter-devroot/unpacked ]] && [[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/unpacked") ]] ||
-		fail "no unpacked copy kept: $(last_run)"
-	run find "$XDG_CACHE_HOME/enter-devroot/unpacked" -name 'planted-*' -print -quit
+	[[ -d $XDG_CACHE_HOME/enter-devroot/layers/sha256 ]] && [[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256") ]] ||
+		fail "no layer kept: $(last_run)"
+	run find "$XDG_CACHE_HOME/enter-devroot/layers" -name 'planted-*' -print -quit
 	assert_output ""
 	edr create b --from "$W/r.tar.zst" || fail "create b failed"
 	run find "$(root_of b)" -name 'planted-*' -print -quit

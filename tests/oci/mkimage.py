@@ -30,6 +30,7 @@ HOSTILE (each breaks one thing the importer must refuse):
   "truncate_layer": N                 # layer 0's blob cut to N bytes (descriptor follows)
   "config_size": N                    # the config descriptor claims N bytes
   "repeat_layers": N                  # the manifest lists layer 0 N times
+  "wrong_diff_id": N                  # the config's diff_id of layer N is another tar's
 """
 import gzip
 import hashlib
@@ -123,6 +124,8 @@ def image_manifest(out, spec, extra_file=None):
         layers.append({"mediaType": MT_LAYER["none"], "digest": put_blob(out, blob),
                        "size": len(blob)})
         diff_ids.append("sha256:" + hashlib.sha256(blob).hexdigest())
+    if "wrong_diff_id" in hostile:
+        diff_ids[hostile["wrong_diff_id"]] = "sha256:" + hashlib.sha256(b"another tar").hexdigest()
     config = {"architecture": "amd64", "os": "linux", "config": spec.get("config", {}),
               "rootfs": {"type": "layers", "diff_ids": diff_ids},
               # What builders write, and charliecloud's ch-image requires.

@@ -1,0 +1,70 @@
+/* The layer store: every layer of an image (and every plain tarball, a one-layer image) is
+ * unpacked once, by the extractor, into a directory named by its diff_id (the SHA-256 of
+ * its uncompressed tar stream, checked while unpacking), shared by every root made of it.
+ * Always in the caller's own cache directory, whatever `cache = DIR` says (a tree cannot be
+ * verified by its digest before each use, as a download is, so it is never kept where
+ * others can write):
+ *
+ *   ${XDG_CACHE_HOME:-~/.cache}/enter-devroot/layers/
+ *     sha256/HEX/tree/       the layer in overlay form (extract.h: overlay_form): a whiteout
+ *                            is a 0/0 character device, an opaque directory has
+ *                            user.overlay.opaque="y"; nothing writes it once in place
+ *     sha256/HEX/meta.json   {"diff_id": "sha256:HEX", "size_bytes": N, "created": ...}
+ *     archives/AHEX          a symlink to HEX: the plain tarball whose SHA-256 is AHEX, so a
+ *                            second create from it finds its layer without unpacking
+ *     .HEX.XXXXXX            one being made; renamed into place whole (debris of an
+ *                            interrupted run is removed by `cache clean`)
+ *
+ * A create holds a shared lock (flock) on each layer directory it uses until it exits;
+ * `cache clean` removes only layers no root's metadata names and no create holds. Roots
+ * made of layers record them (meta.h: layers). See LAYERS in README.md. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/util.h"
+#include "store/extract.h"
+#include "store/source.h"
+
+/* Unpack BLOB (compressed or not) into the store unless the layer DIFF_ID ("sha256:HEX")
+ * is there already, in which case BLOB is not read at all (its fd may be -1). DIFF_ID NULL:
+ * BLOB is a plain tarball, whose diff_id is computed (and found again through its own
+ * SHA-256 when BLOB is a regular file). die()s with one line, leaving nothing, on a
+ * diff_id mismatch or a refused entry. Sets HEX (64 hex digits + NUL). Call it inside a
+ * create, whose die() cleanup calls layers_cleanup. */
+void layer_ensure (struct source *blob, const char *diff_id, const struct extract_opts *x,
+                   char hex[65]);
+
+/* The same for a plain tarball, also giving the SHA-256 of its bytes (a root's "sha256"). */
+void layer_ensure_archive (struct source *src, const struct extract_opts *x, char hex[65],
+                           char archive_hex[65]);
+
+/* Whether the layer HEX is in the store (a create from it then needs no blob). */
+bool layer_present (const char *hex);
+
+/* The layer's size in bytes of regular files (its metadata), 0 when unknown. */
+uint64_t layer_size (const char *hex);
+
+/* .../layers/sha256/HEX/tree (malloc'd) */
+char *layer_tree_path (const char *hex);
+
+/* chroot mode / no overlay: merge the layers HEXES (N, bottom first) into the empty
+ * directory ROOTFD, by FICLONE where the filesystem can, else copy_file_range; whiteouts
+ * remove, opaque directories hide what is below; user.overlay.* is never copied. Never
+ * decompresses. The root directory's own mode and times are left to layers_root_mode.
+ * Returns the regular-file bytes copied; die()s on failure. */
+uint64_t layers_flatten (int rootfd, char *const *hexes, size_t n);
+
+/* Give ROOTFD the mode and times of the layer HEX's root directory (the top layer's): once
+ * the new root is in place (moving a directory needs write permission on it). */
+void layers_root_mode (int rootfd, const char *hex);
+
+/* Remove the layer being unpacked, if any (from a create's die() cleanup). */
+void layers_cleanup (void);
+
+/* `cache list` / `cache clean` */
+void layers_list (struct strbuf *sb, bool json, bool *first);
+/* Removes the layers no root uses and no create holds, and debris; counts what it removed
+ * into *LAYERS and *BYTES, and the layers in use or busy into *KEPT. */
+void layers_clean (unsigned long *layers, uint64_t *bytes, unsigned long *kept);

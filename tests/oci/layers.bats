@@ -1,0 +1,202 @@
+#!/usr/bin/env bats
+# The layer store (issue 28, src/store/layers.h): every layer unpacked once into
+# $XDG_CACHE_HOME/enter-devroot/layers/sha256/DIFF_ID, shared by the roots of an image,
+# checked against the config's diff_ids, kept in overlay form; flat roots copied from it;
+# cache list and cache clean.
+
+load common
+setup_file() { oci_check_prerequisites; }
+setup() { oci_setup; }
+teardown() { fetch_teardown; }
+
+layers_dir() { echo "$XDG_CACHE_HOME/enter-devroot/layers/sha256"; }
+layer_count() { ls "$(layers_dir)" 2>/dev/null | wc -l; }
+
+# A 3-layer image: the base, a layer with a 1 MiB file, and a layer whiting out and
+# making a directory opaque.
+two_layer_image() {
+	head -c $((1 << 20)) /dev/urandom | base64 -w0 > "$T/big.txt"
+	image "$1" <<-EOF
+	{"tag": "t", "layers": [$BASE_LAYER,
+	 {"compression": "gzip", "entries": [
+	   {"path": "big", "data": "$(cat "$T/big.txt")"},
+	   {"path": "data", "type": "dir"}, {"path": "data/gone", "data": "gone"},
+	   {"path": "data/keep", "data": "keep"},
+	   {"path": "opq", "type": "dir"}, {"path": "opq/old", "data": "old"}]},
+	 {"compression": "zstd", "entries": [
+	   {"path": "data/.wh.gone"}, {"path": "opq/.wh..wh..opq"},
+	   {"path": "opq/new", "data": "new"}]}]}
+	EOF
+}
+
+# tree_listing ROOT: every entry's type, mode, size, mtime and link target; but the user's
+# passwd and group lines and home directory, which each create adds at its own time.
+tree_listing() {
+	(cd "$1" && find . -printf '%y %m %s %T@ %l %p\n' | sort -k6 |
+		grep -Ev ' \./(home|home/[^/]*|etc|etc/passwd|etc/group)$')
+}
+
+@test "layers: two roots of one image share its layers; the second create reads no blob and decompresses nothing" {
+	two_layer_image "$T/img" >/dev/null
+	edr_run create a --from "oci:$T/img:t" --quiet
+	assert_status 0
+	assert_equal "$(layer_count)" 3
+	local before
+	before=$(du -sb "$XDG_CACHE_HOME/enter-devroot/layers" | cut -f1)
+	# The layer blobs gone: a second create can only come from the layer store.
+	python3 -c 'import json,os,sys
+d = sys.argv[1] + "/blobs/sha256/"
+m = json.load(open(d + json.load(open(sys.argv[1] + "/index.json"))["manifests"][0]["digest"][7:]))
+for l in m["layers"]:
+    os.unlink(d + l["digest"][7:])
+print(len(m["layers"]))' "$T/img" > "$T/n"
+	assert_equal "$(cat "$T/n")" 3
+	edr_run create b --from "oci:$T/img:t" --quiet
+	assert_status 0
+	assert_equal "$(layer_count)" 3
+	assert_equal "$(du -sb "$XDG_CACHE_HOME/enter-devroot/layers" | cut -f1)" "$before"
+	diff <(tree_listing "$(root_of a)") <(tree_listing "$(root_of b)") || fail "b differs from a"
+	cmp "$(root_of b)/big" "$T/big.txt"
+	# Each root has its own files, not the layer's.
+	[[ $(stat -c %i "$(root_of a)/big") != $(stat -c %i "$(root_of b)/big") ]] || fail "a and b share an inode"
+	# Both record the same layers, the config's diff_ids, bottom first.
+	local la lb
+	la=$(grep -o '"layers": \[[^]]*\]' "$XDG_DATA_HOME/enter-devroot/meta/a.json")
+	lb=$(grep -o '"layers": \[[^]]*\]' "$XDG_DATA_HOME/enter-devroot/meta/b.json")
+	assert_equal "$la" "$lb"
+	[[ $la == *sha256:*sha256:*sha256:* ]] || fail "not 3 layers: $la"
+}
+
+@test "layers: whiteouts and opaque directories are kept in overlay form in the layer, applied in the flat root" {
+	two_layer_image "$T/img" >/dev/null
+	edr_run create a --from "oci:$T/img:t" --quiet
+	assert_status 0
+	local r top
+	r=$(root_of a)
+	[[ ! -e $r/data/gone && $(cat "$r/data/keep") == keep ]] || fail "whiteout not applied"
+	[[ ! -e $r/opq/old && $(cat "$r/opq/new") == new ]] || fail "opaque dir not applied"
+	run find "$r" -name '.wh.*' -o -type c -print
+	assert_output ""
+	run python3 -c 'import os,sys; print(os.listxattr(sys.argv[1]))' "$r/opq"
+	assert_output "[]"
+	# The top layer: a 0/0 character device for the whiteout, user.overlay.opaque=y.
+	top=$(grep -o '"layers": \[[^]]*\]' "$XDG_DATA_HOME/enter-devroot/meta/a.json" |
+		grep -o 'sha256:[0-9a-f]*"\]' | cut -c8-71)
+	local tree=$(layers_dir)/$top/tree
+	[[ -c $tree/data/gone ]] || fail "no whiteout device in the layer: $(ls -la "$tree/data")"
+	assert_equal "$(stat -c '%t:%T' "$tree/data/gone")" "0:0"
+	run python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], "user.overlay.opaque").decode())' "$tree/opq"
+	assert_output "y"
+	[[ ! -e $tree/opq/old && ! -e $tree/data/.wh.gone ]] || fail "layer not in overlay form"
+}
+
+@test "layers: a layer that is not its config's diff_id is refused, naming it; nothing kept" {
+	image "$T/img" <<-EOF >/dev/null
+	{"tag": "d", "layers": [$BASE_LAYER, {"compression": "gzip", "entries": [{"path": "f", "data": "x"}]}],
+	 "hostile": {"wrong_diff_id": 1}}
+	EOF
+	edr_run create d --from "oci:$T/img:d" --quiet
+	assert_refused d "diff_id mismatch" "layer sha256:"
+	# The base layer was fine and stays; the mismatching one left nothing, not even debris.
+	assert_equal "$(layer_count)" 1
+	run find "$XDG_CACHE_HOME/enter-devroot/layers" -maxdepth 1 -name '.*' ! -name .
+	assert_output ""
+}
+
+@test "layers: removing one root leaves the other whole and the layers in place" {
+	two_layer_image "$T/img" >/dev/null
+	edr create a --from "oci:$T/img:t" --quiet
+	edr create b --from "oci:$T/img:t" --quiet
+	local listing
+	listing=$(tree_listing "$(root_of b)")
+	edr remove a
+	assert_equal "$(tree_listing "$(root_of b)")" "$listing"
+	assert_equal "$(layer_count)" 3
+	edr_run run b -- cat /opq/new
+	assert_output new
+}
+
+@test "layers: cache list names the roots using each layer; cache clean keeps those in use and removes the rest" {
+	two_layer_image "$T/img" >/dev/null
+	image "$T/img2" <<< "{\"tag\": \"o\", \"layers\": [$BASE_LAYER, {\"entries\": [{\"path\": \"only\", \"data\": \"o\"}]}]}" >/dev/null
+	edr create a --from "oci:$T/img:t" --quiet
+	edr create b --from "oci:$T/img:t" --quiet
+	edr create o --from "oci:$T/img2:o" --quiet
+	assert_equal "$(layer_count)" 4
+	run "$EDR_BIN" cache list
+	assert_success
+	# The base layer is used by all three roots, img's own by a and b, img2's by o.
+	assert_line --regexp "^[0-9a-f]{64} +[0-9]+  layer, used by: a b o\$"
+	run grep -c "layer, used by: a b\$" <<< "$output"
+	assert_output 2
+	run "$EDR_BIN" cache list --json
+	assert_success
+	python3 -c 'import json,sys; l=[e for e in json.load(sys.stdin) if "layer" in e]; assert len(l)==4, l; assert sorted(len(e["roots"]) for e in l)==[1,2,2,3], l' <<< "$output"
+	# remove leaves the layers; cache clean removes only the one no root uses any more.
+	edr remove o
+	assert_equal "$(layer_count)" 4
+	run "$EDR_BIN" cache clean
+	assert_success
+	assert_output --partial "1 unused layer"
+	assert_equal "$(layer_count)" 3
+	edr_run run a -- cat /opq/new
+	assert_output new
+	edr remove a b
+	run "$EDR_BIN" cache clean
+	assert_success
+	assert_output --partial "3 unused layers"
+	assert_equal "$(layer_count)" 0
+}
+
+@test "layers: a plain tarball is one layer, unpacked once: a second create finds it by the file's digest" {
+	edr create a --from "$EDR_TEMPLATE"
+	assert_equal "$(layer_count)" 1
+	local l ino
+	l=$(ls "$(layers_dir)")
+	ino=$(stat -c %i "$(layers_dir)/$l/tree")
+	# The diff_id is the uncompressed tar's digest.
+	assert_equal "$l" "$(gzip -dc "$EDR_TEMPLATE" | sha256sum | cut -d' ' -f1)"
+	edr create b --from "$EDR_TEMPLATE"
+	assert_equal "$(layer_count)" 1
+	assert_equal "$(stat -c %i "$(layers_dir)/$l/tree")" "$ino"
+	diff <(tree_listing "$(root_of a)") <(tree_listing "$(root_of b)") || fail "b differs from a"
+	# The same tar compressed otherwise is the same layer.
+	gzip -dc "$EDR_TEMPLATE" | zstd -q -o "$T/t.tar.zst"
+	edr create c --from "$T/t.tar.zst"
+	assert_equal "$(layer_count)" 1
+}
+
+@test "layers: two creates of one image at once both succeed and leave one copy of each layer" {
+	two_layer_image "$T/img" >/dev/null
+	"$EDR_BIN" create a --from "oci:$T/img:t" --quiet 2> "$T/a.err" & local pa=$!
+	"$EDR_BIN" create b --from "oci:$T/img:t" --quiet 2> "$T/b.err" & local pb=$!
+	wait "$pa" || fail "create a failed: $(cat "$T/a.err")"
+	wait "$pb" || fail "create b failed: $(cat "$T/b.err")"
+	assert_equal "$(layer_count)" 3
+	run find "$XDG_CACHE_HOME/enter-devroot/layers" -maxdepth 1 -name '.*' ! -name .
+	assert_output ""
+	diff <(tree_listing "$(root_of a)") <(tree_listing "$(root_of b)") || fail "b differs from a"
+}
+
+@test "layers: a layer entry carrying user.overlay.* or trusted.overlay.* xattrs is refused, nothing kept" {
+	python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.probe", b"1")' "$T" 2>/dev/null ||
+		skip "this filesystem takes no user.* attributes"
+	local x
+	for x in user.overlay.opaque trusted.overlay.redirect; do
+		rm -rf "$T/img"
+		image "$T/img" <<-EOF >/dev/null
+		{"tag": "x", "layers": [$BASE_LAYER,
+		 {"entries": [{"path": "d", "type": "dir", "xattrs": {"$x": "79"}}, {"path": "d/f", "data": "f"}]}]}
+		EOF
+		edr_run create x --from "oci:$T/img:x" --quiet
+		assert_refused x "refusing entry" "$x"
+		assert_equal "$(layer_count)" 1
+	done
+	# In a plain tarball too (a one-layer image).
+	mkdir -p "$T/t/d"
+	python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.overlay.opaque", b"y")' "$T/t/d" 2>/dev/null ||
+		skip "cannot set user.overlay.* here"
+	tar --xattrs --xattrs-include='*' -C "$T/t" -cf "$T/t.tar" .
+	edr_run create y --from "$T/t.tar"
+	assert_refused y "user.overlay.opaque"
+}
