@@ -48,6 +48,7 @@ static const struct field
   { "image_entrypoint", FIELD_STRV, offsetof (struct meta, image.entrypoint) },
   { "image_cmd", FIELD_STRV, offsetof (struct meta, image.cmd) },
   { "layers", FIELD_STRV, offsetof (struct meta, layers) },
+  { "layout", FIELD_OPTIONAL, offsetof (struct meta, layout) },
 };
 _Static_assert (META_N_COPIES == 2, "a host file's copy needs its row in fields[]");
 

@@ -44,6 +44,9 @@ struct meta
    * first (store/layers.h): `cache list` names the roots using a layer, `cache clean`
    * keeps it. NULL for a root made before the layer store. */
   char **layers;
+  /* "overlay": the root is an overlay of those layers and an upper of its own, mounted at
+   * each entering (common/overlay.h); NULL: a plain directory tree. */
+  char *layout;
 };
 
 void meta_clear (struct meta *m);

@@ -47,6 +47,7 @@ store_paths_init (struct store_paths *p, const char *data_home)
   p->meta = xasprintf ("%s/meta", p->base);
   p->staging = xasprintf ("%s/staging", p->base);
   p->locks = xasprintf ("%s/locks", p->base);
+  p->overlays = xasprintf ("%s/overlays", p->base);
 }
 
 void
@@ -57,6 +58,7 @@ store_paths_clear (struct store_paths *p)
   free (p->meta);
   free (p->staging);
   free (p->locks);
+  free (p->overlays);
 }
 
 void
@@ -76,6 +78,12 @@ char *
 paths_meta (const struct store_paths *p, const char *name)
 {
   return xasprintf ("%s/%s.json", p->meta, name);
+}
+
+char *
+paths_overlay (const struct store_paths *p, const char *name)
+{
+  return xasprintf ("%s/%s", p->overlays, name);
 }
 
 char *

@@ -21,6 +21,7 @@ struct store_paths
   char *meta;    /* .../enter-devroot/meta */
   char *staging; /* .../enter-devroot/staging: same filesystem, so rename is atomic */
   char *locks;   /* .../enter-devroot/locks */
+  char *overlays; /* .../enter-devroot/overlays: overlay roots' upper and work (overlay.h) */
 };
 
 void store_paths_init (struct store_paths *p, const char *data_home);
@@ -30,6 +31,8 @@ void store_paths_from_env (struct store_paths *p);
 
 char *paths_root (const struct store_paths *p, const char *name);
 char *paths_meta (const struct store_paths *p, const char *name);
+/* overlays/NAME: an overlay root's upper/ and work/ (overlay.h). */
+char *paths_overlay (const struct store_paths *p, const char *name);
 char *paths_lock (const struct store_paths *p, const char *name);
 /* Held by the `run --ephemeral` that owns the throwaway root NAME, from before its creation
  * until after its removal (see roots.h). */

@@ -201,7 +201,7 @@ out:
 void
 roots_prepare (const struct store_paths *p)
 {
-  const char *dirs[] = { p->base, p->roots, p->meta, p->staging, p->locks };
+  const char *dirs[] = { p->base, p->roots, p->meta, p->staging, p->locks, p->overlays };
   for (size_t i = 0; i < N_ELEMENTS (dirs); i++)
     if (mkdir_p (dirs[i], STORE_DIR_MODE) < 0)
       die_with_error ("cannot create directory %s", dirs[i]);
@@ -348,6 +348,12 @@ remove_locked (const struct store_paths *p, const char *name, bool fatal)
         return -1;
       return removal_failed (fatal, "cannot remove '%s': cannot move %s aside", name, root);
     }
+  /* An overlay root's upper and work go with it, into the same trash (a removal cut short
+   * leaves them where the next one finishes the job). */
+  cleanup_free char *overlay = paths_overlay (p, name);
+  cleanup_free char *overlay_trash = xasprintf ("%s/.overlay", trash);
+  if (rename (overlay, overlay_trash) < 0 && errno != ENOENT)
+    warn ("cannot move %s aside: %s", overlay, strerror (errno));
   cleanup_free char *meta_path = paths_meta (p, name);
   if (unlink (meta_path) < 0 && errno != ENOENT)
     warn ("cannot remove metadata %s: %s", meta_path, strerror (errno));

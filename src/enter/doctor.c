@@ -17,7 +17,7 @@
 #include "common/util.h"
 #include "enter/confine.h"
 #include "enter/doctor.h"
-#include "enter/userns.h"
+#include "common/userns.h"
 
 enum probe
 {

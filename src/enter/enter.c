@@ -64,7 +64,9 @@
 #include <unistd.h>
 
 #include "common/account.h"
+#include "common/overlay.h"
 #include "common/roots.h"
+#include "common/userns.h"
 #include "common/util.h"
 #include "common/verbose.h"
 #include "enter/bind.h"
@@ -78,7 +80,6 @@
 #include "enter/stepns.h"
 #include "enter/supervise.h"
 #include "enter/terminal.h"
-#include "enter/userns.h"
 
 #define DEFAULT_SHELL "/bin/sh"
 #define PASSWD_MAX_SIZE (16 * 1024 * 1024)
@@ -265,16 +266,34 @@ resolve_mode (enum enter_mode mode)
   return chroot_works ? ENTER_MODE_CHROOT : ENTER_MODE_USERNS;
 }
 
+/* What a userns-mode job's namespaces are made of (step 8), for its own PID 1 or for the
+ * keeper of the namespaces a Slurm step's tasks share (stepns.c). */
+struct userns_view
+{
+  const char *name;
+  const struct enter_opts *opts;
+  const struct bind *binds;
+  size_t n_binds;
+  uid_t uid; /* the caller's, read before the clone: inside they are unmapped until then */
+  gid_t gid;
+  const struct terminal *term; /* the caller's terminal, for the job's PID 1 to take */
+  const char *root;            /* its path, for an overlay root's mount */
+  const struct meta *overlay;  /* an overlay root's metadata (overlay.h), else NULL */
+};
+
 __attribute__((noreturn)) static void
-die_userns_unavailable (const char *name, int userns_errno, const struct enter_opts *opts)
+die_userns_unavailable (const struct userns_view *v, int userns_errno)
 {
   cleanup_free char *userns_why = userns_unavailable_reason (userns_errno);
-  if (opts->mode != ENTER_MODE_AUTO)
+  if (v->overlay != NULL)
+    die ("cannot enter root '%s': it is an overlay root, which needs user namespaces "
+         "(unavailable: %s): see 'enter-devroot doctor'", v->name, userns_why);
+  if (v->opts->mode != ENTER_MODE_AUTO)
     die ("cannot enter root '%s': user namespaces unavailable (%s): see "
-         "'enter-devroot doctor'", name, userns_why);
+         "'enter-devroot doctor'", v->name, userns_why);
   cleanup_free char *chroot_why = chroot_refused_reason (EPERM);
   die ("cannot enter root '%s': chroot refused (%s) and user namespaces unavailable "
-       "(%s): see 'enter-devroot doctor'", name, chroot_why, userns_why);
+       "(%s): see 'enter-devroot doctor'", v->name, chroot_why, userns_why);
 }
 
 /* After chroot the working directory must be the new root, and nothing else. */
@@ -419,27 +438,30 @@ start_chroot_job (const char *name, const struct enter_opts *opts)
   run_command (name, opts);
 }
 
-/* What a userns-mode job's namespaces are made of (step 8), for its own PID 1 or for the
- * keeper of the namespaces a Slurm step's tasks share (stepns.c). */
-struct userns_view
+/* An overlay root: its overlay mounted on roots/NAME, the working directory moved from the
+ * empty mount point underneath into it. */
+static void
+mount_overlay_root (const struct userns_view *v)
 {
-  const char *name;
-  const struct enter_opts *opts;
-  const struct bind *binds;
-  size_t n_binds;
-  uid_t uid; /* the caller's, read before the clone: inside they are unmapped until then */
-  gid_t gid;
-  const struct terminal *term; /* the caller's terminal, for the job's PID 1 to take */
-};
+  struct store_paths p;
+  store_paths_from_env (&p);
+  overlay_mount_root (&p, v->name, v->overlay);
+  store_paths_clear (&p);
+  int fd = open (v->root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || fchdir (fd) < 0)
+    die_with_error ("cannot enter root '%s': cannot change directory to its overlay %s",
+                    v->name, v->root);
+  close (fd);
+}
 
 /* In the new namespaces, the working directory the root: the identity maps, private mounts,
- * /dev, /proc, the host files and every --bind. */
+ * an overlay root's overlay, /dev, /proc, the host files and every --bind. */
 static void
 build_userns_view (void *arg)
 {
   const struct userns_view *v = arg;
   if (userns_write_identity_maps (v->uid, v->gid) < 0)
-    die_userns_unavailable (v->name, errno, v->opts);
+    die_userns_unavailable (v, errno);
   verbose ("uid map %ld %ld 1, gid map %ld %ld 1", (long) v->uid, (long) v->uid,
            (long) v->gid, (long) v->gid);
   /* Our mounts must not propagate back to the caller's namespace. (The kernel ignores the
@@ -447,6 +469,8 @@ build_userns_view (void *arg)
   verbose ("mount / private, recursively (nothing propagates back to the host)");
   if (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
     die_with_error ("cannot enter root '%s': cannot make the mounts private", v->name);
+  if (v->overlay != NULL)
+    mount_overlay_root (v);
   bind_check_all (v->name, v->binds, v->n_binds);
   mount_dev (v->name, v->term);
   pidns_mount_proc (v->name);
@@ -507,7 +531,7 @@ start_userns_job (struct userns_view *view, const struct stepns *step, const cha
     stepns_join (step, name);
   pid_t pid = (pid_t) syscall (SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
   if (pid < 0)
-    die_userns_unavailable (name, errno, view->opts);
+    die_userns_unavailable (view, errno);
   if (pid > 0)
     {
       close (status_pipe[1]);
@@ -628,8 +652,17 @@ enter_devroot (const struct cli *cli)
   static struct meta meta; /* the same: its image fields are used until the exec */
   root = roots_existing_path (name, "enter");
   verbose ("root '%s': %s", name, root);
-  if (roots_read_meta (name, &meta) && meta.image.digest != NULL)
+  bool have_meta = roots_read_meta (name, &meta);
+  if (have_meta && meta.image.digest != NULL)
     opts_image.image = &meta.image;
+  /* An overlay root exists only as a mount in the job's namespaces: never in chroot mode,
+   * and auto mode enters it in a user namespace whatever chroot would allow. */
+  bool overlay = have_meta && overlay_is_root (&meta);
+  if (overlay && mode == ENTER_MODE_CHROOT && opts->mode == ENTER_MODE_CHROOT)
+    die ("cannot enter root '%s' in chroot mode: it is an overlay root, which needs user "
+         "namespaces (chroot mode makes no mounts): use --mode userns or auto", name);
+  if (overlay)
+    mode = ENTER_MODE_USERNS;
   /* `enter` is the interactive shell inside, whatever the root was made from (an image's
    * Cmd is often a REPL: python, node); `run NAME` with no command is `docker run IMAGE`. */
   opts_image.image_cmd = cli->command == CMD_RUN;
@@ -654,7 +687,8 @@ enter_devroot (const struct cli *cli)
   if (mode != ENTER_MODE_USERNS)
     term.fd = -1; /* the job stays in our process group: it owns the terminal with us */
   struct userns_view view = { .name = name, .opts = opts, .binds = binds, .n_binds = n_binds,
-                              .uid = getuid (), .gid = getgid (), .term = &term };
+                              .uid = getuid (), .gid = getgid (), .term = &term,
+                              .root = root, .overlay = overlay ? &meta : NULL };
   /* A Slurm step's tasks on a node share the root's namespaces (stepns.c). */
   struct stepns step;
   bool shared = false;

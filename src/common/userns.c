@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "enter/userns.h"
+#include "common/userns.h"
 
 static int
 write_proc_file (const char *path, const char *text)

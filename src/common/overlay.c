@@ -1,0 +1,298 @@
+/* Overlay roots: mounting one, in the entering job's namespaces or the store's own
+ * (overlay.h).
+ *
+ * The mount is unprivileged overlayfs with `userxattr` (5.11+): overlayfs reads its
+ * metadata from user.overlay.* xattrs, which the layer store sets only as
+ * user.overlay.opaque on an OCI opaque directory (an archive carrying any overlay xattr is
+ * refused). The upper directory is written by whatever runs inside the root; overlayfs
+ * hides user.overlay.* from the merged tree and refuses to set it (EOPNOTSUPP), and the
+ * two xattrs that would make it follow a path of the upper's choosing are switched off
+ * explicitly: redirect_dir=nofollow (a user.overlay.redirect is never followed) and
+ * metacopy=off (a user.overlay.metacopy file is never taken for a lower file's metadata).
+ * userxattr implies both on the kernels we know; saying so keeps it true on any other.
+ * index=off: no inode index (its file handles are for trusted.* overlays). See SECURITY.md.
+ *
+ * Lower layers are given top first. A mount(2) option string is one page, enough for some
+ * 40 layers under a typical home; fsconfig's "lowerdir+" (6.8+) takes one layer per call,
+ * up to overlayfs's own limit: it is tried first. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/overlay.h"
+#include "common/roots.h"
+#include "common/userns.h"
+#include "common/util.h"
+
+#define DIFF_ID_PREFIX "sha256:"
+#define DIFF_ID_HEX_LEN 64
+/* What the kernel copies of a mount(2) option string: one page. */
+#define MOUNT_DATA_MAX 4096
+#define OVERLAY_DIR_MODE 0700
+
+/* The options besides the directories; see above for each. */
+static const char *const fixed_flags[] = { "userxattr" };
+static const char *const fixed_strings[][2] = {
+  { "redirect_dir", "nofollow" }, { "metacopy", "off" }, { "index", "off" },
+};
+
+bool
+overlay_is_root (const struct meta *m)
+{
+  return m->layout != NULL && strcmp (m->layout, "overlay") == 0;
+}
+
+char *
+overlay_layer_tree (const char *diff_id)
+{
+  if (diff_id == NULL || !str_has_prefix (diff_id, DIFF_ID_PREFIX))
+    return NULL;
+  const char *hex = diff_id + strlen (DIFF_ID_PREFIX);
+  if (strlen (hex) != DIFF_ID_HEX_LEN || strspn (hex, "0123456789abcdef") != DIFF_ID_HEX_LEN)
+    return NULL;
+  cleanup_free char *cache = paths_xdg_dir ("XDG_CACHE_HOME", ".cache");
+  return xasprintf ("%s/enter-devroot/layers/sha256/%s/tree", cache, hex);
+}
+
+/* The directories of one mount: LOWERS top first. */
+struct overlay_dirs
+{
+  char **lowers;
+  size_t n;
+  char *upper, *work;
+};
+
+/* fsopen/fsconfig/fsmount/move_mount: one call per layer. -1 with errno. */
+static int
+mount_fsconfig (const char *target, const struct overlay_dirs *d)
+{
+  cleanup_fd int fs = fsopen ("overlay", FSOPEN_CLOEXEC);
+  if (fs < 0)
+    return -1;
+  for (size_t i = 0; i < N_ELEMENTS (fixed_flags); i++)
+    if (fsconfig (fs, FSCONFIG_SET_FLAG, fixed_flags[i], NULL, 0) < 0)
+      return -1;
+  for (size_t i = 0; i < N_ELEMENTS (fixed_strings); i++)
+    if (fsconfig (fs, FSCONFIG_SET_STRING, fixed_strings[i][0], fixed_strings[i][1], 0) < 0)
+      return -1;
+  for (size_t i = 0; i < d->n; i++)
+    if (fsconfig (fs, FSCONFIG_SET_STRING, "lowerdir+", d->lowers[i], 0) < 0)
+      return -1;
+  if (fsconfig (fs, FSCONFIG_SET_STRING, "upperdir", d->upper, 0) < 0
+      || fsconfig (fs, FSCONFIG_SET_STRING, "workdir", d->work, 0) < 0
+      || fsconfig (fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return -1;
+  cleanup_fd int mnt = fsmount (fs, FSMOUNT_CLOEXEC, 0);
+  if (mnt < 0)
+    return -1;
+  return move_mount (mnt, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH);
+}
+
+/* PATH with the characters overlayfs's option parser splits on escaped. */
+static void
+append_escaped (struct strbuf *sb, const char *path)
+{
+  for (const char *c = path; *c != '\0'; c++)
+    {
+      if (*c == ',' || *c == ':' || *c == '\\')
+        strbuf_append_c (sb, '\\');
+      strbuf_append_c (sb, *c);
+    }
+}
+
+/* The option string of mount(2); NULL when it does not fit in a page. */
+static char *
+mount_data (const struct overlay_dirs *d)
+{
+  struct strbuf sb = { 0 };
+  for (size_t i = 0; i < N_ELEMENTS (fixed_flags); i++)
+    strbuf_appendf (&sb, "%s,", fixed_flags[i]);
+  for (size_t i = 0; i < N_ELEMENTS (fixed_strings); i++)
+    strbuf_appendf (&sb, "%s=%s,", fixed_strings[i][0], fixed_strings[i][1]);
+  strbuf_append (&sb, "lowerdir=");
+  for (size_t i = 0; i < d->n; i++)
+    {
+      if (i > 0)
+        strbuf_append_c (&sb, ':');
+      append_escaped (&sb, d->lowers[i]);
+    }
+  strbuf_append (&sb, ",upperdir=");
+  append_escaped (&sb, d->upper);
+  strbuf_append (&sb, ",workdir=");
+  append_escaped (&sb, d->work);
+  char *data = strbuf_steal (&sb);
+  if (strlen (data) >= MOUNT_DATA_MAX)
+    {
+      free (data);
+      return NULL;
+    }
+  return data;
+}
+
+/* Mount D on TARGET: fsconfig, else mount(2). -1 with errno and *TOO_MANY set when the
+ * layers fit neither way. */
+static int
+mount_dirs (const char *target, const struct overlay_dirs *d, bool *too_many)
+{
+  *too_many = false;
+  if (mount_fsconfig (target, d) == 0)
+    return 0;
+  int fsconfig_errno = errno;
+  cleanup_free char *data = mount_data (d);
+  if (data == NULL)
+    {
+      *too_many = true;
+      errno = fsconfig_errno;
+      return -1;
+    }
+  return mount ("overlay", target, "overlay", 0, data);
+}
+
+static void
+dirs_clear (struct overlay_dirs *d)
+{
+  for (size_t i = 0; i < d->n; i++)
+    free (d->lowers[i]);
+  free (d->lowers);
+  free (d->upper);
+  free (d->work);
+}
+
+void
+overlay_mount (const char *name, const char *target, char *const *layers, const char *dir)
+{
+  size_t n = strv_length (layers);
+  if (n == 0)
+    die ("cannot mount root '%s': its metadata names no layers", name);
+  if (n > OVERLAY_MAX_LAYERS)
+    die ("cannot mount root '%s': %zu layers, more than overlayfs stacks (%d)", name, n,
+         OVERLAY_MAX_LAYERS);
+  struct overlay_dirs d = { .lowers = xcalloc (n, sizeof (char *)), .n = n,
+                            .upper = xasprintf ("%s/upper", dir),
+                            .work = xasprintf ("%s/work", dir) };
+  for (size_t i = 0; i < n; i++)
+    {
+      /* Top first: the metadata lists them bottom first. */
+      d.lowers[i] = overlay_layer_tree (layers[n - 1 - i]);
+      if (d.lowers[i] == NULL)
+        die ("cannot mount root '%s': invalid layer '%s' in its metadata", name, layers[n - 1 - i]);
+      struct stat st;
+      if (stat (d.lowers[i], &st) < 0 || !S_ISDIR (st.st_mode))
+        die ("cannot mount root '%s': its layer %s is not in the layer store (%s): remove "
+             "the root and create it again", name, layers[n - 1 - i], d.lowers[i]);
+    }
+  bool too_many;
+  if (mount_dirs (target, &d, &too_many) < 0)
+    {
+      if (too_many)
+        die ("cannot mount root '%s': %zu layers do not fit in this kernel's overlay mount "
+             "options (fsconfig lowerdir+ needs Linux 6.8: %s)", name, n, strerror (errno));
+      die_with_error ("cannot mount root '%s': overlay of %zu layers on %s", name, n, target);
+    }
+  dirs_clear (&d);
+}
+
+void
+overlay_mount_root (const struct store_paths *p, const char *name, const struct meta *m)
+{
+  cleanup_free char *root = paths_root (p, name);
+  cleanup_free char *dir = paths_overlay (p, name);
+  overlay_mount (name, root, m->layers, dir);
+}
+
+/* This process's own user namespace (the caller's ids mapped to themselves) and a private
+ * mount namespace in it; once. */
+static void
+store_namespaces (const char *name)
+{
+  static bool made;
+  if (made)
+    return;
+  if (userns_enter_identity () < 0)
+    {
+      cleanup_free char *why = userns_unavailable_reason (errno);
+      die ("cannot open root '%s': it is an overlay root, which needs user namespaces (%s)",
+           name, why);
+    }
+  if (unshare (CLONE_NEWNS) < 0)
+    die_with_error ("cannot open root '%s': cannot make a mount namespace", name);
+  /* "none": the type of a propagation change is ignored (and NULL upsets valgrind). */
+  if (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
+    die_with_error ("cannot open root '%s': cannot make the mounts private", name);
+  made = true;
+}
+
+void
+overlay_store_mount (const struct store_paths *p, const char *name, const struct meta *m)
+{
+  if (!overlay_is_root (m))
+    return;
+  store_namespaces (name);
+  overlay_mount_root (p, name, m);
+}
+
+int
+overlay_remove_dirs (const struct store_paths *p, const char *name)
+{
+  cleanup_free char *dir = paths_overlay (p, name);
+  return rm_rf_at (AT_FDCWD, dir);
+}
+
+/* In the probe's child: 0 when the overlay of DIR/l with DIR/u and DIR/w mounts on DIR/m. */
+static int
+probe_child (const char *dir)
+{
+  if (userns_enter_identity () < 0 || unshare (CLONE_NEWNS) < 0
+      || mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
+    return 1;
+  char *lower = xasprintf ("%s/l", dir);
+  struct overlay_dirs d = { .lowers = &lower, .n = 1, .upper = xasprintf ("%s/u", dir),
+                            .work = xasprintf ("%s/w", dir) };
+  cleanup_free char *target = xasprintf ("%s/m", dir);
+  bool too_many;
+  return mount_dirs (target, &d, &too_many) < 0;
+}
+
+bool
+overlay_probe (const struct store_paths *p)
+{
+  if (mkdir_p (p->overlays, OVERLAY_DIR_MODE) < 0)
+    return false;
+  cleanup_free char *dir = xasprintf ("%s/.probe.XXXXXX", p->overlays);
+  if (mkdtemp (dir) == NULL)
+    return false;
+  bool ok = false;
+  static const char *const subdirs[] = { "l", "u", "w", "m" };
+  size_t made = 0;
+  for (; made < N_ELEMENTS (subdirs); made++)
+    {
+      cleanup_free char *sub = xasprintf ("%s/%s", dir, subdirs[made]);
+      if (mkdir (sub, OVERLAY_DIR_MODE) < 0)
+        break;
+    }
+  if (made == N_ELEMENTS (subdirs))
+    {
+      fflush (NULL);
+      pid_t pid = fork ();
+      if (pid == 0)
+        _exit (probe_child (dir));
+      int status;
+      while (pid > 0 && waitpid (pid, &status, 0) < 0)
+        if (errno != EINTR)
+          {
+            pid = -1;
+            break;
+          }
+      ok = pid > 0 && WIFEXITED (status) && WEXITSTATUS (status) == 0;
+    }
+  if (rm_rf_at (AT_FDCWD, dir) < 0)
+    warn ("cannot remove %s: %s", dir, strerror (errno));
+  return ok;
+}

@@ -1,0 +1,52 @@
+/* Overlay roots (LAYERS-CONTRACT, issue 28): a root whose metadata says "layout":"overlay"
+ * is an overlayfs of its image's layers from the layer store (read-only, shared by every
+ * root of the image) and an upper directory of its own, mounted on roots/NAME only inside
+ * a private mount namespace of a user namespace, never on the host:
+ *
+ *   roots/NAME/            the mount point: an empty directory on the host
+ *   overlays/NAME/upper/   the root's own changes (its diff)
+ *   overlays/NAME/work/    overlayfs's work directory
+ *
+ * Linked into both programs: enter-devroot mounts it in the job's namespaces, before /dev,
+ * /proc and the binds; enter-devroot-store mounts it in namespaces of its own
+ * (overlay_store_mount) before an operation opens the root. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "common/meta.h"
+#include "common/paths.h"
+
+/* overlayfs stacks at most this many lower layers (OVL_MAX_STACK). */
+#define OVERLAY_MAX_LAYERS 500
+
+/* Whether M describes an overlay root. */
+bool overlay_is_root (const struct meta *m);
+
+/* $XDG_CACHE_HOME/enter-devroot/layers/sha256/HEX/tree for DIFF_ID "sha256:HEX" (the
+ * caller's own cache, never a shared `cache = DIR`); NULL when DIFF_ID is not of that form. */
+char *overlay_layer_tree (const char *diff_id);
+
+/* Mount the overlay of LAYERS (N diff_ids, bottom first) with DIR/upper and DIR/work on
+ * TARGET, in the current mount namespace, which must be a private one of a user namespace
+ * the caller holds CAP_SYS_ADMIN in. die()s with one line naming root NAME on failure (too
+ * many layers for this kernel included). */
+void overlay_mount (const char *name, const char *target, char *const *layers, const char *dir);
+
+/* overlay_mount for root NAME of the store P, on its roots/NAME with overlays/NAME. */
+void overlay_mount_root (const struct store_paths *p, const char *name, const struct meta *m);
+
+/* enter-devroot-store: when NAME (whose metadata is M) is an overlay root, make this
+ * process's own user namespace (identity maps) and private mount namespace, once, and
+ * mount the root there, so that what opens roots/NAME afterwards sees the merged tree.
+ * The process must be single-threaded (unshare(CLONE_NEWUSER)); nothing is mounted on the
+ * host. No-op for a plain root. */
+void overlay_store_mount (const struct store_paths *p, const char *name, const struct meta *m);
+
+/* Remove NAME's overlays/NAME (upper and work, whose work/work overlayfs leaves mode 000).
+ * 0, or -1 with errno. */
+int overlay_remove_dirs (const struct store_paths *p, const char *name);
+
+/* Whether an unprivileged overlay mount with userxattr works here: tried in a child in
+ * namespaces of its own, on directories made (and removed) under P's overlays/. */
+bool overlay_probe (const struct store_paths *p);
