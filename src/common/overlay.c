@@ -207,10 +207,8 @@ overlay_mount_root (const struct store_paths *p, const char *name, const struct 
   overlay_mount (name, root, m->layers, dir);
 }
 
-/* This process's own user namespace (the caller's ids mapped to themselves) and a private
- * mount namespace in it; once. */
-static void
-store_namespaces (const char *name)
+void
+overlay_store_namespaces (const char *name)
 {
   static bool made;
   if (made)
@@ -234,7 +232,7 @@ overlay_store_mount (const struct store_paths *p, const char *name, const struct
 {
   if (!overlay_is_root (m))
     return;
-  store_namespaces (name);
+  overlay_store_namespaces (name);
   overlay_mount_root (p, name, m);
 }
 

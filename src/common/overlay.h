@@ -36,6 +36,11 @@ void overlay_mount (const char *name, const char *target, char *const *layers, c
 /* overlay_mount for root NAME of the store P, on its roots/NAME with overlays/NAME. */
 void overlay_mount_root (const struct store_paths *p, const char *name, const struct meta *m);
 
+/* This process's own user namespace (the caller's ids mapped to themselves) and private
+ * mount namespace, made once; die()s naming root NAME when user namespaces are unavailable.
+ * The process must be single-threaded. */
+void overlay_store_namespaces (const char *name);
+
 /* enter-devroot-store: when NAME (whose metadata is M) is an overlay root, make this
  * process's own user namespace (identity maps) and private mount namespace, once, and
  * mount the root there, so that what opens roots/NAME afterwards sees the merged tree.

@@ -41,6 +41,7 @@
 #include "common/account.h"
 #include "common/meta.h"
 #include "common/name.h"
+#include "common/overlay.h"
 #include "common/paths.h"
 #include "common/rootemu-files.h"
 #include "common/roots.h"
@@ -447,9 +448,12 @@ export_lock_root (const char *name, const char *verb, char **root, struct meta *
   int lockfd = lock_name_or_die (&p, name, verb);
   *root = roots_existing_path (name, verb);
   cleanup_free char *meta_path = paths_meta (&p, name);
-  store_paths_clear (&p);
   *m = (struct meta) { 0 };
   meta_read (meta_path, m);
+  /* An overlay root: what is read is the merged tree, mounted in this process's own
+   * namespaces. Before any download (unshare needs this process single-threaded). */
+  overlay_store_mount (&p, name, m);
+  store_paths_clear (&p);
   return lockfd;
 }
 

@@ -28,7 +28,8 @@ struct export_filter
 
 /* NAME's root, locked against create and remove for VERB ("export", "push"): the lock's
  * fd; the root's path in *ROOT, its metadata in *M (empty when unreadable). die()s
- * "cannot VERB 'NAME': ..." when it does not exist or another process holds it. */
+ * "cannot VERB 'NAME': ..." when it does not exist or another process holds it. An
+ * overlay root is mounted first (overlay.h), so the root path shows the merged tree. */
 int export_lock_root (const char *name, const char *verb, char **root, struct meta *m);
 /* From the root's metadata M (its host_copies are taken) and $SOURCE_DATE_EPOCH (dies on a
  * malformed one). */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "common/account.h"
 #include "common/meta.h"
 #include "common/name.h"
+#include "common/overlay.h"
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
@@ -24,14 +26,22 @@
 
 /* What a failing create must undo; die() runs create_cleanup. */
 static char *cleanup_staging;
+static char *cleanup_overlay; /* an overlay root's upper and work, staged or in place */
 static char *cleanup_meta;
 
 static void
 create_cleanup (void)
 {
   layers_cleanup ();
+  /* An overlay root's create dies with its overlay mounted there, maybe: the staging
+   * directory to remove is the mount point underneath. */
+  if (cleanup_overlay != NULL && cleanup_staging != NULL)
+    umount2 (cleanup_staging, MNT_DETACH);
   if (cleanup_staging != NULL && rm_rf_at (AT_FDCWD, cleanup_staging) < 0)
     fprintf (stderr, "%s: cannot remove %s: %s\n", PROGRAM_NAME, cleanup_staging,
+             strerror (errno));
+  if (cleanup_overlay != NULL && rm_rf_at (AT_FDCWD, cleanup_overlay) < 0)
+    fprintf (stderr, "%s: cannot remove %s: %s\n", PROGRAM_NAME, cleanup_overlay,
              strerror (errno));
   if (cleanup_meta != NULL)
     unlink (cleanup_meta);
@@ -126,7 +136,7 @@ creation_commit (struct creation *c, const struct meta *m)
   /* The root is in place: the create has succeeded, whatever signal comes now. */
   interrupt_commit ();
   set_die_cleanup (NULL);
-  cleanup_staging = cleanup_meta = NULL;
+  cleanup_staging = cleanup_overlay = cleanup_meta = NULL;
 }
 
 static void
@@ -248,5 +258,85 @@ store_create_layered (const char *name, const char *origin, const char *sha256,
   m.image = (struct meta_image) { 0 };
   meta_clear (&m);
   extract_finish_root (x);
+  creation_end (&c);
+}
+
+/* An overlay root's upper and work directories, made in a staging directory of their own
+ * (moved to overlays/NAME by overlay_commit); the upper's mode is TOP's (the top layer's
+ * root directory), which the merged root shows. Returns the staging directory. */
+static char *
+overlay_stage (struct creation *c, const char *top)
+{
+  char *dir = xasprintf ("%s/%s" STAGING_SUFFIX, c->p.staging, c->name);
+  if (mkdtemp (dir) == NULL)
+    die_with_error ("cannot create staging directory in %s", c->p.staging);
+  cleanup_overlay = dir;
+  cleanup_free char *upper = xasprintf ("%s/upper", dir);
+  cleanup_free char *work = xasprintf ("%s/work", dir);
+  struct stat st;
+  if (stat (top, &st) < 0)
+    die_with_error ("cannot create '%s': cannot read its top layer %s", c->name, top);
+  if (mkdir (upper, 0700) < 0 || chmod (upper, st.st_mode & 01777) < 0
+      || mkdir (work, 0700) < 0)
+    die_with_error ("cannot create '%s': cannot make its upper and work directories in %s",
+                    c->name, dir);
+  return dir;
+}
+
+/* Move the staged upper and work to overlays/NAME. One left there by a create or remove
+ * cut short, with no root of the name (we hold its lock), is debris: it goes first. */
+static void
+overlay_commit (struct creation *c, char *staged)
+{
+  cleanup_free char *dir = paths_overlay (&c->p, c->name);
+  if (rm_rf_at (AT_FDCWD, dir) < 0)
+    die_with_error ("cannot create '%s': cannot remove the stale %s", c->name, dir);
+  if (rename (staged, dir) < 0)
+    die_with_error ("cannot move %s into place as %s", staged, dir);
+  free (staged);
+  cleanup_overlay = steal_pointer (&dir);
+}
+
+void
+store_create_overlay (const char *name, const struct layered_root *r)
+{
+  struct creation c;
+  creation_begin (&c, name);
+  size_t n = strv_length (r->layers);
+  cleanup_free char *top = overlay_layer_tree (n > 0 ? r->layers[n - 1] : NULL);
+  if (top == NULL)
+    die ("cannot create '%s': no valid top layer", name);
+  char *staged = overlay_stage (&c, top);
+
+  /* create's own additions (the account, the WorkingDir) go into the upper, through the
+   * overlay mounted on the staging mount point in this process's own namespaces, and
+   * unmounted before it is moved into place. */
+  struct meta m = {
+    .name = xstrdup (name),
+    .source = xstrdup (r->origin),
+    .sha256 = xstrdup (r->sha256),
+    .created = format_rfc3339_utc (time (NULL)),
+    .size_bytes = r->size_bytes,
+    .image = *r->image, /* borrowed: not cleared below */
+    .layers = r->layers, /* borrowed too */
+    .layout = xstrdup ("overlay"),
+  };
+  overlay_store_namespaces (name);
+  overlay_mount (name, c.staging, m.layers, staged);
+  cleanup_fd int merged = open (c.staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (merged < 0)
+    die_with_error ("cannot create '%s': cannot open its overlay on %s", name, c.staging);
+  account_ensure_user (merged);
+  if (r->additions != NULL)
+    r->additions (merged, r->additions_data);
+  close (steal_fd (&merged));
+  if (umount2 (c.staging, MNT_DETACH) < 0)
+    die_with_error ("cannot create '%s': cannot unmount its overlay from %s", name, c.staging);
+
+  overlay_commit (&c, staged);
+  creation_commit (&c, &m);
+  m.image = (struct meta_image) { 0 };
+  m.layers = NULL;
+  meta_clear (&m);
   creation_end (&c);
 }

@@ -23,8 +23,12 @@
  *   edr-probe swap A B SECONDS  the attacker racing a reader of the root: exchange the
  *                             names A and B (renameat2 RENAME_EXCHANGE) in a tight loop
  *                             for SECONDS; print the number of exchanges
+ *   edr-probe setxattr PATH NAME VALUE  set an xattr (no symlink followed); print "set"
+ *                             or the error (what a process in an overlay root tries
+ *                             on its upper: user.overlay.redirect and the like)
  */
 #include <errno.h>
+#include <sys/xattr.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <limits.h>
@@ -200,6 +204,14 @@ int main(int argc, char **argv)
 		return probe_escape_fd(argv[2]);
 	if (strcmp(argv[1], "daemon") == 0)
 		return probe_daemon(argc > 2 && strcmp(argv[2], "stubborn") == 0);
+	if (strcmp(argv[1], "setxattr") == 0 && argc > 4) {
+		if (lsetxattr(argv[2], argv[3], argv[4], strlen(argv[4]), 0) < 0) {
+			printf("%s\n", strerror(errno));
+			return 1;
+		}
+		printf("set\n");
+		return 0;
+	}
 	if (strcmp(argv[1], "swap") == 0 && argc > 4)
 		return probe_swap(argv[2], argv[3], argv[4]);
 	fprintf(stderr, "edr-probe: %s: unknown probe\n", argv[1]);
