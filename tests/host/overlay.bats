@@ -212,3 +212,22 @@ above"
 	assert_output "gone
 sub"
 }
+
+@test "overlay: a Slurm step's tasks share one mount of it, made by the keeper" {
+	is_root && skip "userns mode is about unprivileged callers (auto mode enters as root in chroot)"
+	overlay_root r "$BASE"
+	export SLURM_JOB_ID=$((RANDOM + 1000)) SLURM_STEP_ID=0 SLURMD_NODENAME=n1 SLURM_NODEID=0
+	export SLURM_STEP_TASKS_PER_NODE=2
+	local n
+	for n in 0 1; do
+		SLURM_PROCID=$n "$EDR_BIN" run --mode userns r -- sh -c \
+			'cat /data/sub/f; readlink /proc/self/ns/mnt; sleep 2' >"$T/task$n.out" 2>"$T/task$n.err" &
+	done
+	wait
+	[[ ! -s $T/task0.err && ! -s $T/task1.err ]] || fail "a task complained: $(cat "$T"/task*.err)"
+	[[ $(head -1 "$T/task0.out") == lower && $(head -1 "$T/task1.out") == lower ]] ||
+		fail "a task did not see the layer: $(cat "$T"/task*.out)"
+	[[ $(sed -n 2p "$T/task0.out") == "$(sed -n 2p "$T/task1.out")" ]] ||
+		fail "the tasks are in different mount namespaces: $(cat "$T"/task*.out)"
+	assert_nothing_mounted_on_host
+}
