@@ -81,3 +81,10 @@ chroot_refused_reason (int err)
     return xstrdup ("fs.unprivileged_chroot=0");
   return xstrdup ("refused by the kernel although fs.unprivileged_chroot=1");
 }
+
+bool
+userns_chroot_allowed (void)
+{
+  cleanup_free char *v = read_first_line (SYSCTL_UNPRIVILEGED_CHROOT);
+  return geteuid () == 0 || (v != NULL && strcmp (v, "1") == 0);
+}

@@ -2,6 +2,7 @@
  * in which the caller's uid and gid map to themselves. */
 #pragma once
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* unshare(CLONE_NEWUSER) and write the identity maps. The process must be single-threaded
@@ -21,6 +22,11 @@ char *userns_unavailable_reason (int err);
 /* Why the kernel refused chroot: "kernel lacks unprivileged chroot" or
  * "fs.unprivileged_chroot=0", from /proc/sys/fs/unprivileged_chroot. Caller frees. */
 char *chroot_refused_reason (int err);
+
+/* Whether this kernel lets us chroot without a user namespace: as root, or with the
+ * patched kernel's fs.unprivileged_chroot=1 (what auto mode enters by, and create's choice
+ * of a flat root over an overlay one). */
+bool userns_chroot_allowed (void);
 
 #define SYSCTL_UNPRIVILEGED_CHROOT "/proc/sys/fs/unprivileged_chroot"
 #define SYSCTL_MAX_USER_NAMESPACES "/proc/sys/user/max_user_namespaces"

@@ -258,7 +258,7 @@ resolve_mode (enum enter_mode mode)
                mode == ENTER_MODE_CHROOT ? "chroot" : "userns");
       return mode;
     }
-  bool chroot_works = geteuid () == 0 || (v != NULL && strcmp (v, "1") == 0);
+  bool chroot_works = userns_chroot_allowed ();
   verbose ("mode %s: auto, %s", chroot_works ? "chroot" : "userns",
            geteuid () == 0 ? "running as root: chroot needs no namespace"
            : chroot_works ? "fs.unprivileged_chroot=1 lets us chroot"

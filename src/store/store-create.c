@@ -16,6 +16,7 @@
 #include "common/overlay.h"
 #include "common/paths.h"
 #include "common/roots.h"
+#include "common/userns.h"
 #include "common/util.h"
 #include "common/verbose.h"
 #include "store/digest.h"
@@ -261,6 +262,24 @@ store_create_layered (const char *name, const char *origin, const char *sha256,
   creation_end (&c);
 }
 
+/* Whether create makes an overlay root (common/overlay.h) rather than a flat one:
+ * ENTER_DEVROOT_LAYOUT=overlay or flat says; else where entering's auto mode would use a
+ * user namespace (chroot not allowed here) and an unprivileged overlay mounts (probed). */
+bool
+store_layout_overlay (const struct store_paths *p)
+{
+  const char *v = getenv ("ENTER_DEVROOT_LAYOUT");
+  if (v != NULL && v[0] != '\0')
+    {
+      if (strcmp (v, "overlay") == 0)
+        return true;
+      if (strcmp (v, "flat") == 0)
+        return false;
+      die ("invalid ENTER_DEVROOT_LAYOUT '%s': expected flat or overlay", v);
+    }
+  return !userns_chroot_allowed () && overlay_probe (p);
+}
+
 /* An overlay root's upper and work directories, made in a staging directory of their own
  * (moved to overlays/NAME by overlay_commit); the upper's mode is TOP's (the top layer's
  * root directory), which the merged root shows. Returns the staging directory. */
@@ -297,46 +316,33 @@ overlay_commit (struct creation *c, char *staged)
   cleanup_overlay = steal_pointer (&dir);
 }
 
-void
-store_create_overlay (const char *name, const struct layered_root *r)
+/* Finish C as an overlay root of M's layers (M->layers set, bottom first), in O(layers):
+ * nothing is copied. create's own additions (the account; FINISH's, e.g. an image's
+ * WorkingDir) go into the upper, through the overlay mounted on the staging mount point in
+ * this process's own namespaces (never the host's) and unmounted before the renames. */
+static void
+creation_commit_overlay (struct creation *c, struct meta *m,
+                         void (*finish) (int rootfd, void *data), void *data)
 {
-  struct creation c;
-  creation_begin (&c, name);
-  size_t n = strv_length (r->layers);
-  cleanup_free char *top = overlay_layer_tree (n > 0 ? r->layers[n - 1] : NULL);
+  size_t n = strv_length (m->layers);
+  cleanup_free char *top = overlay_layer_tree (n > 0 ? m->layers[n - 1] : NULL);
   if (top == NULL)
-    die ("cannot create '%s': no valid top layer", name);
-  char *staged = overlay_stage (&c, top);
-
-  /* create's own additions (the account, the WorkingDir) go into the upper, through the
-   * overlay mounted on the staging mount point in this process's own namespaces, and
-   * unmounted before it is moved into place. */
-  struct meta m = {
-    .name = xstrdup (name),
-    .source = xstrdup (r->origin),
-    .sha256 = xstrdup (r->sha256),
-    .created = format_rfc3339_utc (time (NULL)),
-    .size_bytes = r->size_bytes,
-    .image = *r->image, /* borrowed: not cleared below */
-    .layers = r->layers, /* borrowed too */
-    .layout = xstrdup ("overlay"),
-  };
-  overlay_store_namespaces (name);
-  overlay_mount (name, c.staging, m.layers, staged);
-  cleanup_fd int merged = open (c.staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    die ("cannot create '%s': no valid top layer", c->name);
+  char *staged = overlay_stage (c, top);
+  overlay_store_namespaces (c->name);
+  overlay_mount (c->name, c->staging, m->layers, staged);
+  cleanup_fd int merged = open (c->staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (merged < 0)
-    die_with_error ("cannot create '%s': cannot open its overlay on %s", name, c.staging);
+    die_with_error ("cannot create '%s': cannot open its overlay on %s", c->name, c->staging);
+  if (finish != NULL)
+    finish (merged, data);
   account_ensure_user (merged);
-  if (r->additions != NULL)
-    r->additions (merged, r->additions_data);
   close (steal_fd (&merged));
-  if (umount2 (c.staging, MNT_DETACH) < 0)
-    die_with_error ("cannot create '%s': cannot unmount its overlay from %s", name, c.staging);
-
-  overlay_commit (&c, staged);
-  creation_commit (&c, &m);
-  m.image = (struct meta_image) { 0 };
-  m.layers = NULL;
-  meta_clear (&m);
-  creation_end (&c);
+  if (umount2 (c->staging, MNT_DETACH) < 0)
+    die_with_error ("cannot create '%s': cannot unmount its overlay from %s", c->name,
+                    c->staging);
+  free (m->layout);
+  m->layout = xstrdup ("overlay");
+  overlay_commit (c, staged);
+  creation_commit (c, m);
 }

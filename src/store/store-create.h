@@ -1,9 +1,10 @@
 /* Creating a devroot from an archive (enter-devroot-store only). */
 #pragma once
 
-#include <stdint.h>
+#include <stdbool.h>
 
 #include "common/meta.h"
+#include "common/paths.h"
 #include "store/extract.h"
 #include "store/source.h"
 
@@ -33,21 +34,6 @@ void store_create_layered (const char *name, const char *origin, const char *sha
                            void (*unpack) (struct extractor *x, int rootfd, void *data), void *data,
                            const struct extract_opts *xopts);
 
-/* A root made of layers of the layer store (LAYERS-CONTRACT). */
-struct layered_root
-{
-  const char *origin;              /* the metadata's source */
-  const char *sha256;              /* the metadata's sha256 (the manifest's or archive's) */
-  const struct meta_image *image;  /* an image's config, else all NULL */
-  char **layers;                   /* "sha256:HEX" diff_ids, bottom first, in the store */
-  uint64_t size_bytes;             /* the layers' regular-file bytes */
-  /* What else create adds to the root (an image's WorkingDir), given the merged tree. */
-  void (*additions) (int rootfd, void *data);
-  void *additions_data;
-};
-
-/* Create NAME as an overlay root of R's layers (common/overlay.h): an empty mount point,
- * overlays/NAME/upper and work, the metadata with "layout":"overlay". O(layers): nothing
- * is copied; create's own additions are written through the overlay, mounted in this
- * process's own namespaces (never on the host). The process must be single-threaded. */
-void store_create_overlay (const char *name, const struct layered_root *r);
+/* Whether create makes an overlay root of the layer store's layers (ENTER_DEVROOT_LAYOUT,
+ * else: user-namespace mode here and an unprivileged overlay mounts), or a flat copy. */
+bool store_layout_overlay (const struct store_paths *p);
