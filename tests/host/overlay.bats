@@ -231,3 +231,21 @@ sub"
 		fail "the tasks are in different mount namespaces: $(cat "$T"/task*.out)"
 	assert_nothing_mounted_on_host
 }
+
+@test "overlay: remove refuses an overlay root a process runs in, and --force stops it" {
+	overlay_root r "$BASE"
+	"$EDR_BIN" run r -- sh -c 'touch /started; sleep 60' 3>&- &
+	local pid=$! i
+	for i in $(seq 100); do
+		[[ -e $(store)/overlays/r/upper/started ]] && break
+		sleep 0.1
+	done
+	edr_run remove r
+	assert_edr_error "$EDR_TOOL_EXIT" "'r'" sleep
+	[[ -d $(store)/overlays/r/upper ]] || fail "the refused remove took the upper"
+	edr_run remove --force r
+	assert_status 0
+	wait "$pid" || true
+	[[ ! -e $(store)/overlays/r && ! -e $(root_of r) ]] || fail "left: $(ls -R "$(store)")"
+	assert_nothing_mounted_on_host
+}
