@@ -46,6 +46,18 @@ struct dev_ino
   ino_t ino;
 };
 
+/* What is inside a devroot: its directory and beneath; for an overlay root (overlay.h),
+ * whose tree is a mount in other mount namespaces only (walking ".." up from it never
+ * meets the mount point beneath), every process of a mount namespace where its overlay is
+ * mounted, found by the upperdir= option mountinfo shows. */
+struct target
+{
+  struct dev_ino dir;
+  char *upperdir; /* ",upperdir=ESCAPED" as in /proc/PID/mountinfo, or NULL */
+  ino_t last_ns;  /* the last mount namespace looked at, and whether it had the overlay */
+  bool last_ns_has;
+};
+
 /* Whether the directory FD (consumed) is the devroot or beneath it. */
 static bool
 dir_is_inside (int fd, const struct dev_ino *root)
@@ -75,18 +87,46 @@ dir_is_inside (int fd, const struct dev_ino *root)
   return inside;
 }
 
+/* Whether the mount namespace of the process (PROCFD) has T's overlay mounted. */
+static bool
+namespace_has_overlay (int procfd, struct target *t)
+{
+  struct stat ns;
+  if (fstatat (procfd, "ns/mnt", &ns, 0) < 0)
+    return false;
+  if (ns.st_ino == t->last_ns)
+    return t->last_ns_has;
+  cleanup_free char *info = load_file_at (procfd, "mountinfo", 16 * 1024 * 1024, NULL);
+  bool has = false;
+  for (const char *p = info; p != NULL && (p = strstr (p, t->upperdir)) != NULL; p++)
+    {
+      char next = p[strlen (t->upperdir)];
+      if (next == ',' || next == '\n' || next == '\0')
+        {
+          has = true;
+          break;
+        }
+    }
+  if (info != NULL)
+    {
+      t->last_ns = ns.st_ino;
+      t->last_ns_has = has;
+    }
+  return has;
+}
+
 /* Whether process PID (its /proc directory open as PROCFD) is inside the devroot. */
 static bool
-process_is_inside (int procfd, const struct dev_ino *root)
+process_is_inside (int procfd, struct target *t)
 {
   static const char *const links[] = { "root", "cwd" };
   for (size_t i = 0; i < N_ELEMENTS (links); i++)
     {
       int fd = openat (procfd, links[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (fd >= 0 && dir_is_inside (fd, root))
+      if (fd >= 0 && dir_is_inside (fd, &t->dir))
         return true;
     }
-  return false;
+  return t->upperdir != NULL && namespace_has_overlay (procfd, t);
 }
 
 static int
@@ -98,21 +138,47 @@ open_proc_pid (pid_t pid)
 }
 
 static bool
-pid_is_inside (pid_t pid, const struct dev_ino *root)
+pid_is_inside (pid_t pid, struct target *t)
 {
   cleanup_fd int procfd = open_proc_pid (pid);
   struct stat st;
   return procfd >= 0 && fstat (procfd, &st) == 0 && st.st_uid == getuid ()
-         && process_is_inside (procfd, root);
+         && process_is_inside (procfd, t);
 }
 
+/* ",upperdir=PATH" escaped as the kernel's seq_show_option shows it in mountinfo. */
+static char *
+upperdir_option (const char *path)
+{
+  struct strbuf sb = { 0 };
+  strbuf_append (&sb, ",upperdir=");
+  for (const unsigned char *c = (const unsigned char *) path; *c != '\0'; c++)
+    if (strchr (",= \t\n\\", *c) != NULL)
+      strbuf_appendf (&sb, "\\%03o", *c);
+    else
+      strbuf_append_c (&sb, (char) *c);
+  return strbuf_steal (&sb);
+}
+
+/* ROOT's identity, and for an overlay root (ROOT is STORE/roots/NAME and
+ * STORE/overlays/NAME/upper a directory) its upper directory's mount option. */
 static int
-root_identity (const char *root, struct dev_ino *out)
+target_init (const char *root, struct target *t)
 {
   struct stat st;
+  *t = (struct target) { 0 };
   if (lstat (root, &st) < 0)
     return -1;
-  *out = (struct dev_ino) { st.st_dev, st.st_ino };
+  t->dir = (struct dev_ino) { st.st_dev, st.st_ino };
+  const char *slash = strrchr (root, '/');
+  size_t base_len = slash != NULL ? (size_t) (slash - root) : 0;
+  if (slash == NULL || base_len < strlen ("/roots")
+      || strncmp (slash - strlen ("/roots"), "/roots", strlen ("/roots")) != 0)
+    return 0;
+  cleanup_free char *upper = xasprintf ("%.*s/overlays/%s/upper",
+                                        (int) (base_len - strlen ("/roots")), root, slash + 1);
+  if (lstat (upper, &st) == 0 && S_ISDIR (st.st_mode))
+    t->upperdir = upperdir_option (upper);
   return 0;
 }
 
@@ -142,7 +208,7 @@ is_self_or_ancestor (pid_t pid)
 /* The caller's processes inside ROOT, at most MAX of them into PIDS; how many were found
  * (possibly more than MAX). */
 static size_t
-scan (const struct dev_ino *root, pid_t *pids, size_t max)
+scan (struct target *root, pid_t *pids, size_t max)
 {
   DIR *d = opendir ("/proc");
   if (d == NULL)
@@ -180,11 +246,12 @@ inuse_command (pid_t pid)
 pid_t
 inuse_find (const char *root)
 {
-  struct dev_ino id;
-  if (root_identity (root, &id) < 0)
+  struct target id;
+  if (target_init (root, &id) < 0)
     return 0;
   pid_t pids[INUSE_FIND_CANDIDATES];
   size_t n = scan (&id, pids, N_ELEMENTS (pids));
+  free (id.upperdir);
   if (n > N_ELEMENTS (pids))
     n = N_ELEMENTS (pids);
   /* A userns-mode job's PID 1 is enter-devroot's own init: name what the user started. */
@@ -249,7 +316,7 @@ wait_exits (int *fds, size_t n, long ms)
 /* One round: SIGTERM every process found inside, SIGKILL the ones still alive after the
  * grace period, wait for them. */
 static void
-stop_round (const char *name, const struct dev_ino *root, const pid_t *pids, size_t n)
+stop_round (const char *name, struct target *root, const pid_t *pids, size_t n)
 {
   int fds[SCAN_BATCH];
   for (size_t i = 0; i < n; i++)
@@ -284,17 +351,18 @@ stop_round (const char *name, const struct dev_ino *root, const pid_t *pids, siz
 void
 inuse_stop (const char *name, const char *root)
 {
-  struct dev_ino id;
-  if (root_identity (root, &id) < 0)
+  struct target id;
+  if (target_init (root, &id) < 0)
     return;
   for (int round = 0; round < STOP_ROUNDS; round++)
     {
       pid_t pids[SCAN_BATCH];
       size_t n = scan (&id, pids, SCAN_BATCH);
       if (n == 0)
-        return;
+        break;
       stop_round (name, &id, pids, n < SCAN_BATCH ? n : SCAN_BATCH);
     }
+  free (id.upperdir);
   pid_t pid = inuse_find (root);
   if (pid != 0)
     {
