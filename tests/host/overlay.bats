@@ -249,3 +249,11 @@ sub"
 	[[ ! -e $(store)/overlays/r && ! -e $(root_of r) ]] || fail "left: $(ls -R "$(store)")"
 	assert_nothing_mounted_on_host
 }
+
+@test "overlay: doctor says that overlay roots work here, and leaves no probe behind" {
+	edr_run doctor
+	assert_status 0
+	assert_line --regexp '^overlay roots \(userxattr\) +work'
+	[[ -z $(ls -A "$(store)/overlays") ]] || fail "the probe left: $(ls -A "$(store)/overlays")"
+	assert_nothing_mounted_on_host
+}
