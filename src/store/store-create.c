@@ -151,117 +151,6 @@ creation_end (struct creation *c)
   store_paths_clear (&c->p);
 }
 
-void
-store_create (const char *name, struct source *src, const struct extract_opts *xopts)
-{
-  struct creation c;
-  creation_begin (&c, name);
-
-  /* A plain tarball is a one-layer image: unpacked once into the layer store (a second
-   * create from the same bytes finds it there), then copied into the new root. */
-  char hex[SHA256_HEX_LEN + 1], archive_hex[SHA256_HEX_LEN + 1];
-  layer_ensure_archive (src, xopts, hex, archive_hex);
-  check_size (src->description, layer_size (hex), xopts);
-  char *hexes[] = { hex, NULL };
-  uint64_t size = layers_flatten (c.rootfd, hexes, 1);
-  account_ensure_user (c.rootfd);
-
-  struct meta m = {
-    .name = xstrdup (name),
-    .source = xstrdup (src->origin),
-    .sha256 = xstrdup (archive_hex),
-    .created = format_rfc3339_utc (time (NULL)),
-    .size_bytes = size,
-    .layers = xcalloc (2, sizeof (char *)),
-  };
-  m.layers[0] = xasprintf ("sha256:%s", hex);
-  /* An exported OCI-made root carries its image's config (image-config.h): into the
-   * metadata, and out of the root before it is in place (the layer keeps it). */
-  if (image_config_read (c.rootfd, src->description, &m.image))
-    image_config_remove (c.rootfd);
-  creation_commit (&c, &m);
-  meta_clear (&m);
-  layers_root_mode (c.rootfd, hex);
-  creation_end (&c);
-}
-
-void
-store_create_from_layers (const char *name, const char *origin, const char *sha256,
-                          const struct meta_image *image, size_t n,
-                          void (*ensure) (char (*hexes)[SHA256_HEX_LEN + 1], void *data),
-                          void (*finish) (int rootfd, void *data), void *data,
-                          const struct extract_opts *xopts)
-{
-  struct creation c;
-  creation_begin (&c, name);
-  char (*hexes)[SHA256_HEX_LEN + 1] = xcalloc (n + 1, sizeof *hexes);
-  ensure (hexes, data);
-  uint64_t total = 0;
-  for (size_t i = 0; i < n; i++)
-    total += layer_size (hexes[i]);
-  check_size (origin, total, xopts);
-  char **list = xcalloc (n + 1, sizeof *list);
-  for (size_t i = 0; i < n; i++)
-    list[i] = hexes[i];
-  uint64_t size = layers_flatten (c.rootfd, list, n);
-  if (finish != NULL)
-    finish (c.rootfd, data);
-  account_ensure_user (c.rootfd);
-
-  struct meta m = {
-    .name = xstrdup (name),
-    .source = xstrdup (origin),
-    .sha256 = xstrdup (sha256),
-    .created = format_rfc3339_utc (time (NULL)),
-    .size_bytes = size,
-    .image = *image, /* borrowed: not cleared below */
-    .layers = xcalloc (n + 1, sizeof (char *)),
-  };
-  for (size_t i = 0; i < n; i++)
-    m.layers[i] = xasprintf ("sha256:%s", hexes[i]);
-  creation_commit (&c, &m);
-  m.image = (struct meta_image) { 0 };
-  meta_clear (&m);
-  /* The top layer's root directory, as an overlay would show it; an image of no layers
-   * keeps the default. */
-  if (n > 0)
-    layers_root_mode (c.rootfd, hexes[n - 1]);
-  else if (fchmod (c.rootfd, 0755) < 0)
-    die_with_error ("cannot set the mode of %s", c.root);
-  free (list);
-  free (hexes);
-  creation_end (&c);
-}
-
-void
-store_create_layered (const char *name, const char *origin, const char *sha256,
-                      const struct meta_image *image,
-                      void (*unpack) (struct extractor *x, int rootfd, void *data), void *data,
-                      const struct extract_opts *xopts)
-{
-  struct creation c;
-  creation_begin (&c, name);
-  struct extract_result res = { 0 };
-  struct extractor *x = extract_begin (c.rootfd, xopts, &res);
-  unpack (x, c.rootfd, data);
-  account_ensure_user (c.rootfd);
-  extract_finish (x);
-
-  struct meta m = {
-    .name = xstrdup (name),
-    .source = xstrdup (origin),
-    .sha256 = xstrdup (sha256),
-    .created = format_rfc3339_utc (time (NULL)),
-    .size_bytes = res.size_bytes,
-    .image = *image, /* borrowed: not cleared below */
-  };
-  creation_commit (&c, &m);
-  m.image = (struct meta_image) { 0 };
-  meta_clear (&m);
-  extract_finish_root (x);
-  creation_end (&c);
-}
-
 /* Whether create makes an overlay root (common/overlay.h) rather than a flat one:
  * ENTER_DEVROOT_LAYOUT=overlay or flat says; else where entering's auto mode would use a
  * user namespace (chroot not allowed here) and an unprivileged overlay mounts (probed). */
@@ -346,3 +235,139 @@ creation_commit_overlay (struct creation *c, struct meta *m,
   overlay_commit (c, staged);
   creation_commit (c, m);
 }
+
+/* An exported OCI-made root carries its image's config (image-config.h): into the
+ * metadata, and out of the root before it is in place (the layer keeps it). */
+struct config_take
+{
+  struct meta *m;
+  const char *what;
+};
+
+static void
+take_image_config (int rootfd, void *data)
+{
+  struct config_take *t = data;
+  if (image_config_read (rootfd, t->what, &t->m->image))
+    image_config_remove (rootfd);
+}
+
+void
+store_create (const char *name, struct source *src, const struct extract_opts *xopts)
+{
+  struct creation c;
+  creation_begin (&c, name);
+
+  /* A plain tarball is a one-layer image: unpacked once into the layer store (a second
+   * create from the same bytes finds it there), then copied into the new root. */
+  char hex[SHA256_HEX_LEN + 1], archive_hex[SHA256_HEX_LEN + 1];
+  layer_ensure_archive (src, xopts, hex, archive_hex);
+  uint64_t size = layer_size (hex);
+  check_size (src->description, size, xopts);
+  struct meta m = {
+    .name = xstrdup (name),
+    .source = xstrdup (src->origin),
+    .sha256 = xstrdup (archive_hex),
+    .created = format_rfc3339_utc (time (NULL)),
+    .size_bytes = size,
+    .layers = xcalloc (2, sizeof (char *)),
+  };
+  m.layers[0] = xasprintf ("sha256:%s", hex);
+  struct config_take take = { .m = &m, .what = src->description };
+  if (store_layout_overlay (&c.p))
+    creation_commit_overlay (&c, &m, take_image_config, &take);
+  else
+    {
+      char *hexes[] = { hex, NULL };
+      m.size_bytes = layers_flatten (c.rootfd, hexes, 1);
+      account_ensure_user (c.rootfd);
+      take_image_config (c.rootfd, &take);
+      creation_commit (&c, &m);
+      layers_root_mode (c.rootfd, hex);
+    }
+  meta_clear (&m);
+  creation_end (&c);
+}
+
+void
+store_create_from_layers (const char *name, const char *origin, const char *sha256,
+                          const struct meta_image *image, size_t n,
+                          void (*ensure) (char (*hexes)[SHA256_HEX_LEN + 1], void *data),
+                          void (*finish) (int rootfd, void *data), void *data,
+                          const struct extract_opts *xopts)
+{
+  struct creation c;
+  creation_begin (&c, name);
+  char (*hexes)[SHA256_HEX_LEN + 1] = xcalloc (n + 1, sizeof *hexes);
+  ensure (hexes, data);
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += layer_size (hexes[i]);
+  check_size (origin, total, xopts);
+  struct meta m = {
+    .name = xstrdup (name),
+    .source = xstrdup (origin),
+    .sha256 = xstrdup (sha256),
+    .created = format_rfc3339_utc (time (NULL)),
+    .size_bytes = total,
+    .image = *image, /* borrowed: not cleared below */
+    .layers = xcalloc (n + 1, sizeof (char *)),
+  };
+  for (size_t i = 0; i < n; i++)
+    m.layers[i] = xasprintf ("sha256:%s", hexes[i]);
+  /* An overlay needs a layer: an image of none is an empty flat root. */
+  if (n > 0 && store_layout_overlay (&c.p))
+    creation_commit_overlay (&c, &m, finish, data);
+  else
+    {
+      char **list = xcalloc (n + 1, sizeof *list);
+      for (size_t i = 0; i < n; i++)
+        list[i] = hexes[i];
+      m.size_bytes = layers_flatten (c.rootfd, list, n);
+      free (list);
+      if (finish != NULL)
+        finish (c.rootfd, data);
+      account_ensure_user (c.rootfd);
+      creation_commit (&c, &m);
+      /* The top layer's root directory, as an overlay would show it; an image of no
+       * layers keeps the default. */
+      if (n > 0)
+        layers_root_mode (c.rootfd, hexes[n - 1]);
+      else if (fchmod (c.rootfd, 0755) < 0)
+        die_with_error ("cannot set the mode of %s", c.root);
+    }
+  m.image = (struct meta_image) { 0 };
+  meta_clear (&m);
+  free (hexes);
+  creation_end (&c);
+}
+
+void
+store_create_layered (const char *name, const char *origin, const char *sha256,
+                      const struct meta_image *image,
+                      void (*unpack) (struct extractor *x, int rootfd, void *data), void *data,
+                      const struct extract_opts *xopts)
+{
+  struct creation c;
+  creation_begin (&c, name);
+  struct extract_result res = { 0 };
+  struct extractor *x = extract_begin (c.rootfd, xopts, &res);
+  unpack (x, c.rootfd, data);
+  account_ensure_user (c.rootfd);
+  extract_finish (x);
+
+  struct meta m = {
+    .name = xstrdup (name),
+    .source = xstrdup (origin),
+    .sha256 = xstrdup (sha256),
+    .created = format_rfc3339_utc (time (NULL)),
+    .size_bytes = res.size_bytes,
+    .image = *image, /* borrowed: not cleared below */
+  };
+  creation_commit (&c, &m);
+  m.image = (struct meta_image) { 0 };
+  meta_clear (&m);
+  extract_finish_root (x);
+  creation_end (&c);
+}
+
