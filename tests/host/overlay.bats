@@ -257,3 +257,46 @@ sub"
 	[[ -z $(ls -A "$(store)/overlays") ]] || fail "the probe left: $(ls -A "$(store)/overlays")"
 	assert_nothing_mounted_on_host
 }
+
+@test "overlay: create makes an overlay root of the layer store's layer, shared by a second root" {
+	is_root && skip "as root auto mode enters in chroot, and create makes flat roots"
+	edr_run create a
+	assert_status 0
+	edr_run create b
+	assert_status 0
+	local m
+	m=$(cat "$(store)/meta/b.json")
+	[[ $m == *'"layout": "overlay"'* ]] || fail "not an overlay root: $m"
+	[[ -z $(ls -A "$(root_of b)") ]] || fail "the mount point is not empty: $(ls -A "$(root_of b)")"
+	# create's own additions are in the root's upper, not in the shared layer.
+	grep -q "^$(id -un):" "$(store)/overlays/b/upper/etc/passwd" || fail "no account in the upper"
+	edr_run run a -- sh -c 'whoami; echo a > /a-only'
+	assert_status 0
+	assert_output "$(id -un)"
+	edr_run run b -- sh -c 'ls /a-only'
+	assert_status 1
+	local la lb
+	la=$(grep -o '"layers": \[[^]]*\]' "$(store)/meta/a.json")
+	lb=$(grep -o '"layers": \[[^]]*\]' "$(store)/meta/b.json")
+	[[ -n $la && $la == "$lb" && $la != *,* ]] || fail "the roots do not share one layer: $la / $lb"
+	assert_nothing_mounted_on_host
+}
+
+@test "overlay: ENTER_DEVROOT_LAYOUT=flat makes a flat root, a bad value is one line" {
+	ENTER_DEVROOT_LAYOUT=flat edr_run create f
+	assert_status 0
+	[[ $(cat "$(store)/meta/f.json") != *'"layout"'* && -x $(root_of f)/bin/busybox ]] ||
+		fail "not a flat root"
+	ENTER_DEVROOT_LAYOUT=sideways edr_run create g
+	assert_edr_error "$EDR_TOOL_EXIT" ENTER_DEVROOT_LAYOUT sideways
+	[[ ! -e $(root_of g) && -z $(ls -A "$(store)/staging") ]] || fail "g left something"
+}
+
+@test "overlay: run --ephemeral --from an overlay root leaves no root, overlay or mount" {
+	ENTER_DEVROOT_LAYOUT=overlay edr_run run --ephemeral --from "$EDR_TEMPLATE" -- sh -c 'echo x > /x; cat /x'
+	assert_status 0
+	assert_output x
+	[[ -z $(ls -A "$(store)/roots") && -z $(ls -A "$(store)/overlays") && -z $(ls -A "$(store)/staging") ]] ||
+		fail "left: $(ls -R "$(store)/roots" "$(store)/overlays" "$(store)/staging")"
+	assert_nothing_mounted_on_host
+}
