@@ -110,6 +110,10 @@ fetch_setup() {
 	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
 	unset ENTER_DEVROOT_INDEX CURL_CA_BUNDLE ENTER_DEVROOT_LOW_SPEED_TIME ENTER_DEVROOT_CONNECT_TIMEOUT
 	export ENTER_DEVROOT_DEFAULT_TEMPLATE=$EDR_TEMPLATE
+	# Flat roots, directories the tests read and plant files in on the host; the overlay
+	# layout (what create picks in user-namespace mode) is tests/host/overlay.bats' and
+	# the overlay tests of tests/oci.
+	export ENTER_DEVROOT_LAYOUT=flat
 	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
 	# The test's own corner of the web root: http://.../$D/...
 	D=t$BATS_TEST_NUMBER

@@ -12,6 +12,7 @@ userns_works() { unshare -U true 2>/dev/null; }
 
 setup() {
 	edr_setup
+	unset ENTER_DEVROOT_LAYOUT # create's own choice: overlay roots in user-namespace mode
 	userns_works || skip "unprivileged user namespaces are not available on this host"
 	# The base layer: the default template; a second layer on top, per test.
 	layer base
