@@ -289,7 +289,9 @@ cli_print_help (const char *topic)
           "                  download gives up connecting (30) or crawling below 1 KiB/s (30)\n"
           "  ENTER_DEVROOT_MAX_DOWNLOAD  bytes a download of unannounced size may reach (64 GiB)\n"
           "  ENTER_DEVROOT_MAX_ROOT_SIZE  bytes a new root may unpack to (64G; see create)\n"
-          "  ENTER_DEVROOT_DEBUG  set (not 0): as -v\n\n"
+          "  ENTER_DEVROOT_DEBUG  set (not 0): as -v\n"
+          "  ENTER_DEVROOT_LAYOUT  overlay or flat: the roots create makes (default: overlay\n"
+          "                  roots in user-namespace mode where overlayfs allows; see doctor)\n\n"
           "See '%s help SUBCOMMAND' and enter-devroot(1).\n", PROGRAM_NAME);
   return 0;
 }
