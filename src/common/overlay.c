@@ -12,6 +12,11 @@
  * userxattr implies both on the kernels we know; saying so keeps it true on any other.
  * index=off: no inode index (its file handles are for trusted.* overlays). See SECURITY.md.
  *
+ * Writable overlays sync their upper filesystem, all of it, when they are unmounted (the
+ * job's namespaces going): on a busy home that is the cost of a run. A throwaway root's
+ * (run --ephemeral, create's own mount, the probe) is mounted `volatile` instead: no sync,
+ * as nothing of it must survive a crash; a kept root's writes are synced as on the host.
+ *
  * Lower layers are given top first. A mount(2) option string is one page, enough for some
  * 40 layers under a typical home; fsconfig's "lowerdir+" (6.8+) takes one layer per call,
  * up to overlayfs's own limit: it is tried first. */
@@ -67,6 +72,7 @@ struct overlay_dirs
   char **lowers;
   size_t n;
   char *upper, *work;
+  bool volatile_; /* see overlay_mount */
 };
 
 /* fsopen/fsconfig/fsmount/move_mount: one call per layer. -1 with errno. */
@@ -82,6 +88,8 @@ mount_fsconfig (const char *target, const struct overlay_dirs *d)
   for (size_t i = 0; i < N_ELEMENTS (fixed_strings); i++)
     if (fsconfig (fs, FSCONFIG_SET_STRING, fixed_strings[i][0], fixed_strings[i][1], 0) < 0)
       return -1;
+  if (d->volatile_ && fsconfig (fs, FSCONFIG_SET_FLAG, "volatile", NULL, 0) < 0)
+    return -1;
   for (size_t i = 0; i < d->n; i++)
     if (fsconfig (fs, FSCONFIG_SET_STRING, "lowerdir+", d->lowers[i], 0) < 0)
       return -1;
@@ -116,6 +124,8 @@ mount_data (const struct overlay_dirs *d)
     strbuf_appendf (&sb, "%s,", fixed_flags[i]);
   for (size_t i = 0; i < N_ELEMENTS (fixed_strings); i++)
     strbuf_appendf (&sb, "%s=%s,", fixed_strings[i][0], fixed_strings[i][1]);
+  if (d->volatile_)
+    strbuf_append (&sb, "volatile,");
   strbuf_append (&sb, "lowerdir=");
   for (size_t i = 0; i < d->n; i++)
     {
@@ -166,7 +176,8 @@ dirs_clear (struct overlay_dirs *d)
 }
 
 void
-overlay_mount (const char *name, const char *target, char *const *layers, const char *dir)
+overlay_mount (const char *name, const char *target, char *const *layers, const char *dir,
+               bool throwaway)
 {
   size_t n = strv_length (layers);
   if (n == 0)
@@ -176,7 +187,12 @@ overlay_mount (const char *name, const char *target, char *const *layers, const 
          OVERLAY_MAX_LAYERS);
   struct overlay_dirs d = { .lowers = xcalloc (n, sizeof (char *)), .n = n,
                             .upper = xasprintf ("%s/upper", dir),
-                            .work = xasprintf ("%s/work", dir) };
+                            .work = xasprintf ("%s/work", dir), .volatile_ = throwaway };
+  /* overlayfs leaves work/work/incompat/volatile behind a volatile mount and refuses the
+   * next one until it is gone: its work files are scratch, all of work/work goes. */
+  cleanup_free char *scratch = xasprintf ("%s/work", d.work);
+  if (throwaway && rm_rf_at (AT_FDCWD, scratch) < 0)
+    die_with_error ("cannot mount root '%s': cannot clear %s", name, scratch);
   for (size_t i = 0; i < n; i++)
     {
       /* Top first: the metadata lists them bottom first. */
@@ -200,11 +216,12 @@ overlay_mount (const char *name, const char *target, char *const *layers, const 
 }
 
 void
-overlay_mount_root (const struct store_paths *p, const char *name, const struct meta *m)
+overlay_mount_root (const struct store_paths *p, const char *name, const struct meta *m,
+                    bool throwaway)
 {
   cleanup_free char *root = paths_root (p, name);
   cleanup_free char *dir = paths_overlay (p, name);
-  overlay_mount (name, root, m->layers, dir);
+  overlay_mount (name, root, m->layers, dir, throwaway);
 }
 
 void
@@ -233,7 +250,7 @@ overlay_store_mount (const struct store_paths *p, const char *name, const struct
   if (!overlay_is_root (m))
     return;
   overlay_store_namespaces (name);
-  overlay_mount_root (p, name, m);
+  overlay_mount_root (p, name, m, false);
 }
 
 int
@@ -252,7 +269,7 @@ probe_child (const char *dir)
     return 1;
   char *lower = xasprintf ("%s/l", dir);
   struct overlay_dirs d = { .lowers = &lower, .n = 1, .upper = xasprintf ("%s/u", dir),
-                            .work = xasprintf ("%s/w", dir) };
+                            .work = xasprintf ("%s/w", dir), .volatile_ = true };
   cleanup_free char *target = xasprintf ("%s/m", dir);
   bool too_many;
   return mount_dirs (target, &d, &too_many) < 0;

@@ -27,14 +27,17 @@ bool overlay_is_root (const struct meta *m);
  * caller's own cache, never a shared `cache = DIR`); NULL when DIFF_ID is not of that form. */
 char *overlay_layer_tree (const char *diff_id);
 
-/* Mount the overlay of LAYERS (N diff_ids, bottom first) with DIR/upper and DIR/work on
+/* Mount the overlay of LAYERS (diff_ids, bottom first) with DIR/upper and DIR/work on
  * TARGET, in the current mount namespace, which must be a private one of a user namespace
- * the caller holds CAP_SYS_ADMIN in. die()s with one line naming root NAME on failure (too
- * many layers for this kernel included). */
-void overlay_mount (const char *name, const char *target, char *const *layers, const char *dir);
+ * the caller holds CAP_SYS_ADMIN in. THROWAWAY: `volatile` (no sync of the upper's
+ * filesystem at unmount; see overlay.c). die()s with one line naming root NAME on failure
+ * (too many layers for this kernel included). */
+void overlay_mount (const char *name, const char *target, char *const *layers, const char *dir,
+                    bool throwaway);
 
 /* overlay_mount for root NAME of the store P, on its roots/NAME with overlays/NAME. */
-void overlay_mount_root (const struct store_paths *p, const char *name, const struct meta *m);
+void overlay_mount_root (const struct store_paths *p, const char *name, const struct meta *m,
+                         bool throwaway);
 
 /* This process's own user namespace (the caller's ids mapped to themselves) and private
  * mount namespace, made once; die()s naming root NAME when user namespaces are unavailable.

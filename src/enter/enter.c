@@ -445,7 +445,8 @@ mount_overlay_root (const struct userns_view *v)
 {
   struct store_paths p;
   store_paths_from_env (&p);
-  overlay_mount_root (&p, v->name, v->overlay);
+  /* A throwaway root's writes need no sync when the job ends (overlay.c). */
+  overlay_mount_root (&p, v->name, v->overlay, str_has_prefix (v->name, EPHEMERAL_PREFIX));
   store_paths_clear (&p);
   int fd = open (v->root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 || fchdir (fd) < 0)

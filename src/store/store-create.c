@@ -219,7 +219,9 @@ creation_commit_overlay (struct creation *c, struct meta *m,
     die ("cannot create '%s': no valid top layer", c->name);
   char *staged = overlay_stage (c, top);
   overlay_store_namespaces (c->name);
-  overlay_mount (c->name, c->staging, m->layers, staged);
+  /* volatile: the upper's filesystem is not synced at the unmount (the flat create does
+   * not sync either). */
+  overlay_mount (c->name, c->staging, m->layers, staged, true);
   cleanup_fd int merged = open (c->staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (merged < 0)
     die_with_error ("cannot create '%s': cannot open its overlay on %s", c->name, c->staging);
@@ -230,6 +232,10 @@ creation_commit_overlay (struct creation *c, struct meta *m,
   if (umount2 (c->staging, MNT_DETACH) < 0)
     die_with_error ("cannot create '%s': cannot unmount its overlay from %s", c->name,
                     c->staging);
+  /* Cleanly unmounted: the volatile mark in work/work would only refuse the next mount. */
+  cleanup_free char *scratch = xasprintf ("%s/work/work", staged);
+  if (rm_rf_at (AT_FDCWD, scratch) < 0)
+    die_with_error ("cannot create '%s': cannot clear %s", c->name, scratch);
   free (m->layout);
   m->layout = xstrdup ("overlay");
   overlay_commit (c, staged);
