@@ -32,7 +32,6 @@
 
 #include "common/meta.h"
 #include "common/name.h"
-#include "common/overlay.h"
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
