@@ -37,15 +37,19 @@ run_die_cleanup (void)
     fn ();
 }
 
-__attribute__((format (printf, 1, 0))) static void
-vmessage (const char *format, va_list args, int errsv, bool with_error)
+/* Every fatal error ends here: one line on stderr, then the registered cleanups, then
+ * STATUS. ERRSV >= 0 appends strerror (ERRSV). */
+__attribute__((noreturn, format (printf, 3, 0))) static void
+vdie (int status, int errsv, const char *format, va_list args)
 {
   fflush (stdout);
   fprintf (stderr, "%s: ", PROGRAM_NAME);
   vfprintf (stderr, format, args);
-  if (with_error)
+  if (errsv >= 0)
     fprintf (stderr, ": %s", strerror (errsv));
   fputc ('\n', stderr);
+  run_die_cleanup ();
+  exit (status);
 }
 
 void
@@ -53,10 +57,7 @@ die (const char *format, ...)
 {
   va_list args;
   va_start (args, format);
-  vmessage (format, args, 0, false);
-  va_end (args);
-  run_die_cleanup ();
-  exit (EXIT_TOOL_FAILURE);
+  vdie (EXIT_TOOL_FAILURE, -1, format, args);
 }
 
 void
@@ -65,10 +66,7 @@ die_with_error (const char *format, ...)
   int errsv = errno;
   va_list args;
   va_start (args, format);
-  vmessage (format, args, errsv, true);
-  va_end (args);
-  run_die_cleanup ();
-  exit (EXIT_TOOL_FAILURE);
+  vdie (EXIT_TOOL_FAILURE, errsv, format, args);
 }
 
 void
@@ -76,10 +74,7 @@ die_status (int status, const char *format, ...)
 {
   va_list args;
   va_start (args, format);
-  vmessage (format, args, 0, false);
-  va_end (args);
-  run_die_cleanup ();
-  exit (status);
+  vdie (status, -1, format, args);
 }
 
 void

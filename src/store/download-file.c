@@ -172,19 +172,28 @@ is_header_safe (const char *v)
   return v[0] != '\0';
 }
 
+/* The response headers a transfer keeps, by their index in transfer_headers. */
+enum
+{
+  HEADER_ETAG,
+  HEADER_LAST_MODIFIED,
+  HEADER_CONTENT_RANGE,
+};
+static const char *const transfer_headers[] = { "ETag", "Last-Modified", "Content-Range", NULL };
+
 static size_t
 header_cb (char *line, size_t size, size_t nmemb, void *data)
 {
   struct transfer *t = data;
   size_t len = size * nmemb;
   char *v;
-  if (len >= 5 && strncmp (line, "HTTP/", 5) == 0)
+  switch (download_header_parse (line, len, transfer_headers, &v))
     {
+    case DOWNLOAD_STATUS_LINE:
       validators_clear (&t->seen);
       t->has_content_range = false;
-    }
-  else if ((v = download_header_value (line, len, "ETag")) != NULL)
-    {
+      break;
+    case HEADER_ETAG:
       free (t->seen.etag);
       t->seen.etag = NULL;
       if (strncmp (v, "W/", 2) != 0 && v[0] == '"' && v[strlen (v) - 1] == '"' && strlen (v) >= 2
@@ -192,18 +201,21 @@ header_cb (char *line, size_t size, size_t nmemb, void *data)
         t->seen.etag = v;
       else
         free (v);
-    }
-  else if ((v = download_header_value (line, len, "Last-Modified")) != NULL)
-    {
+      break;
+    case HEADER_LAST_MODIFIED:
       free (t->seen.last_modified);
       t->seen.last_modified = is_header_safe (v) ? v : (free (v), NULL);
-    }
-  else if ((v = download_header_value (line, len, "Content-Range")) != NULL)
-    {
-      unsigned long long start;
-      t->has_content_range = sscanf (v, "bytes %llu-", &start) == 1;
-      t->range_start = start;
-      free (v);
+      break;
+    case HEADER_CONTENT_RANGE:
+      {
+        unsigned long long start;
+        t->has_content_range = sscanf (v, "bytes %llu-", &start) == 1;
+        t->range_start = start;
+        free (v);
+        break;
+      }
+    default:
+      break;
     }
   return len;
 }

@@ -16,6 +16,10 @@ char *download_error_text (CURLcode rc, const char *errbuf, const char *url,
                            const struct download_opts *o);
 /* O's extra headers, then EXTRA (may be NULL), as a list for CURLOPT_HTTPHEADER. */
 struct curl_slist *download_header_list (const struct download_opts *o, const char *extra);
-/* The value of header NAME if LINE (LEN bytes, as libcurl hands it) is that header, trimmed
- * (malloc'd); else NULL. */
-char *download_header_value (const char *line, size_t len, const char *name);
+/* What a CURLOPT_HEADERFUNCTION line (LEN bytes, as libcurl hands it) is: a status line,
+ * which starts another response (after a redirect or a 100 Continue: a callback resets
+ * what it took, so that only the final response counts); header NAMES[i] (NULL-terminated
+ * array), returning i with its value trimmed in *VALUE (malloc'd); or another header. */
+#define DOWNLOAD_STATUS_LINE (-1)
+#define DOWNLOAD_OTHER_HEADER (-2)
+int download_header_parse (const char *line, size_t len, const char *const names[], char **value);

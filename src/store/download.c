@@ -152,8 +152,8 @@ memory_write (char *ptr, size_t size, size_t nmemb, void *data)
   return n;
 }
 
-char *
-download_header_value (const char *line, size_t len, const char *name)
+static char *
+header_value (const char *line, size_t len, const char *name)
 {
   size_t nlen = strlen (name);
   if (len <= nlen || strncasecmp (line, name, nlen) != 0 || line[nlen] != ':')
@@ -169,33 +169,39 @@ download_header_value (const char *line, size_t len, const char *name)
   return s;
 }
 
-/* The headers download_request returns, from the final response only. */
+int
+download_header_parse (const char *line, size_t len, const char *const names[], char **value)
+{
+  if (len >= 5 && strncmp (line, "HTTP/", 5) == 0)
+    return DOWNLOAD_STATUS_LINE;
+  for (int i = 0; names[i] != NULL; i++)
+    if ((*value = header_value (line, len, names[i])) != NULL)
+      return i;
+  return DOWNLOAD_OTHER_HEADER;
+}
+
+/* The headers download_request returns, from the final response only; in the order of
+ * the slots in reply_header. */
+static const char *const reply_headers[] = { "Content-Type", "WWW-Authenticate", "Location", NULL };
+
 static size_t
 reply_header (char *line, size_t size, size_t nmemb, void *data)
 {
-  struct memory_sink *m = data;
+  struct download_reply *r = ((struct memory_sink *) data)->reply;
   size_t len = size * nmemb;
   char *v;
-  if (len >= 5 && strncmp (line, "HTTP/", 5) == 0)
+  int which = download_header_parse (line, len, reply_headers, &v);
+  if (which == DOWNLOAD_STATUS_LINE)
     {
-      long status = m->reply->status;
-      download_reply_clear (m->reply);
-      m->reply->status = status;
+      long status = r->status;
+      download_reply_clear (r);
+      r->status = status;
     }
-  else if ((v = download_header_value (line, len, "Content-Type")) != NULL)
+  else if (which >= 0)
     {
-      free (m->reply->content_type);
-      m->reply->content_type = v;
-    }
-  else if ((v = download_header_value (line, len, "WWW-Authenticate")) != NULL)
-    {
-      free (m->reply->www_authenticate);
-      m->reply->www_authenticate = v;
-    }
-  else if ((v = download_header_value (line, len, "Location")) != NULL)
-    {
-      free (m->reply->location);
-      m->reply->location = v;
+      char **slot[] = { &r->content_type, &r->www_authenticate, &r->location };
+      free (*slot[which]);
+      *slot[which] = v;
     }
   return len;
 }

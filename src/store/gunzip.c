@@ -1,84 +1,98 @@
-/* Decompressing and verifying gzip input (see gunzip.h for why). */
+/* Decompressing and verifying gzip input (see gunzip.h for why); the loop is decoder.c's. */
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <zlib.h>
 
 #include "common/util.h"
+#include "store/decoder.h"
 #include "store/gunzip.h"
 
 #define GZIP_WINDOW_BITS (15 + 16) /* 32 KiB window, gzip wrapper only */
-#define OUT_SIZE (128 * 1024)
+#define GZIP_MAGIC0 0x1f
+#define GZIP_MAGIC1 0x8b
 
 struct gunzip
 {
+  struct decoder d; /* first: the format's callbacks get it */
   z_stream z;
-  bool in_member; /* inside a member (between header and trailer) */
-  bool over;      /* after the last member, in bytes that do not start another one */
-  unsigned char out[OUT_SIZE];
+};
+
+static bool
+gzip_starts_member (unsigned char byte)
+{
+  return byte == GZIP_MAGIC0;
+}
+
+static void
+gzip_restart (struct decoder *d)
+{
+  struct gunzip *g = (struct gunzip *) d;
+  if (inflateReset (&g->z) != Z_OK)
+    die ("cannot reset zlib");
+}
+
+static int
+gzip_step (struct decoder *d, unsigned char *out, size_t *out_len, const char **why)
+{
+  struct gunzip *g = (struct gunzip *) d;
+  uInt avail_in = d->avail_in < UINT_MAX ? (uInt) d->avail_in : UINT_MAX;
+  g->z.next_in = (unsigned char *) (uintptr_t) d->in; /* zlib does not write through it */
+  g->z.avail_in = avail_in;
+  g->z.next_out = out;
+  g->z.avail_out = (uInt) *out_len;
+  int r = inflate (&g->z, Z_NO_FLUSH);
+  d->in += avail_in - g->z.avail_in;
+  d->avail_in -= avail_in - g->z.avail_in;
+  *out_len -= g->z.avail_out;
+  if (r == Z_STREAM_END)
+    return 1;
+  if (r != Z_OK)
+    {
+      /* Z_BUF_ERROR with room to write and bytes to read cannot happen; if it did, the
+       * stream would never move again. */
+      *why = r == Z_DATA_ERROR && g->z.msg != NULL ? g->z.msg : "gzip data error";
+      return -1;
+    }
+  return 0;
+}
+
+static const struct decoder_format gzip_format = {
+  .starts_unit = gzip_starts_member,
+  .restart = gzip_restart,
+  .step = gzip_step,
+  .truncated = "truncated gzip stream",
 };
 
 struct gunzip *
 gunzip_new (const unsigned char *first, size_t len)
 {
-  if (len < 2 || first[0] != 0x1f || first[1] != 0x8b)
+  if (len < 2 || first[0] != GZIP_MAGIC0 || first[1] != GZIP_MAGIC1)
     return NULL;
   struct gunzip *g = xcalloc (1, sizeof *g);
   if (inflateInit2 (&g->z, GZIP_WINDOW_BITS) != Z_OK)
     die ("cannot initialise zlib");
-  g->in_member = true;
+  g->d.format = &gzip_format;
+  g->d.in_unit = true; /* the magic number above began the first member */
   return g;
 }
 
 void
 gunzip_input (struct gunzip *g, const unsigned char *buf, size_t len)
 {
-  g->z.next_in = (unsigned char *) (uintptr_t) buf; /* zlib does not write through it */
-  g->z.avail_in = (uInt) len;
+  decoder_input (&g->d, buf, len);
 }
 
 ssize_t
 gunzip_output (struct gunzip *g, const unsigned char **out, const char **why)
 {
-  while (!g->over && g->z.avail_in > 0)
-    {
-      if (!g->in_member)
-        {
-          /* Another member follows (concatenated gzip), or trailing bytes. */
-          if (g->z.next_in[0] != 0x1f)
-            {
-              g->over = true;
-              break;
-            }
-          if (inflateReset (&g->z) != Z_OK)
-            die ("cannot reset zlib");
-          g->in_member = true;
-        }
-      g->z.next_out = g->out;
-      g->z.avail_out = sizeof g->out;
-      int r = inflate (&g->z, Z_NO_FLUSH);
-      if (r == Z_STREAM_END)
-        g->in_member = false;
-      else if (r != Z_OK)
-        {
-          /* Z_BUF_ERROR with room to write and bytes to read cannot happen; if it
-           * did, the stream would never move again. */
-          *why = r == Z_DATA_ERROR && g->z.msg != NULL ? g->z.msg : "gzip data error";
-          return -1;
-        }
-      size_t n = sizeof g->out - g->z.avail_out;
-      if (n > 0)
-        {
-          *out = g->out;
-          return (ssize_t) n;
-        }
-    }
-  return 0;
+  return decoder_output (&g->d, out, why);
 }
 
 bool
 gunzip_over (const struct gunzip *g)
 {
-  return g->over;
+  return g->d.over;
 }
 
 int
@@ -86,13 +100,8 @@ gunzip_finish (struct gunzip *g, const char **why)
 {
   if (g == NULL)
     return 0;
-  bool cut = g->in_member;
+  int r = decoder_end (&g->d, why);
   inflateEnd (&g->z);
   free (g);
-  if (cut)
-    {
-      *why = "truncated gzip stream";
-      return -1;
-    }
-  return 0;
+  return r;
 }

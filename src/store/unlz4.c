@@ -1,24 +1,25 @@
-/* Decompressing and verifying lz4 frames (see unlz4.h for why). */
+/* Decompressing and verifying lz4 frames (see unlz4.h for why); the loop is decoder.c's. */
 #include <lz4frame.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "common/util.h"
+#include "store/decoder.h"
 #include "store/unlz4.h"
-
-#define OUT_SIZE (128 * 1024)
 
 struct unlz4
 {
+  struct decoder d; /* first: the format's callbacks get it */
   LZ4F_dctx *dctx;
-  const unsigned char *in;
-  size_t avail_in;
-  bool in_frame; /* between a frame's first byte and its end */
-  bool over;     /* after the last frame, in bytes that cannot start another one */
-  unsigned char out[OUT_SIZE];
 };
 
 /* Little-endian magic numbers: a frame is 0x184D2204, a skippable frame 0x184D2A5?. */
+static bool
+lz4_starts_frame (unsigned char byte)
+{
+  return byte == 0x04 || (byte & 0xf0) == 0x50;
+}
+
 static bool
 starts_frame (const unsigned char *p, size_t len)
 {
@@ -26,6 +27,29 @@ starts_frame (const unsigned char *p, size_t len)
     return false;
   return (p[0] == 0x04 && p[1] == 0x22) || ((p[0] & 0xf0) == 0x50 && p[1] == 0x2a);
 }
+
+static int
+lz4_step (struct decoder *d, unsigned char *out, size_t *out_len, const char **why)
+{
+  struct unlz4 *u = (struct unlz4 *) d;
+  size_t src = d->avail_in;
+  size_t r = LZ4F_decompress (u->dctx, out, out_len, d->in, &src, NULL);
+  if (LZ4F_isError (r))
+    {
+      *why = LZ4F_getErrorName (r);
+      return -1;
+    }
+  d->in += src;
+  d->avail_in -= src;
+  return r == 0; /* the frame is complete and checked; dctx starts anew by itself */
+}
+
+static const struct decoder_format lz4_format = {
+  .starts_unit = lz4_starts_frame,
+  .restart = NULL,
+  .step = lz4_step,
+  .truncated = "truncated lz4 stream",
+};
 
 struct unlz4 *
 unlz4_new (const unsigned char *first, size_t len)
@@ -35,57 +59,26 @@ unlz4_new (const unsigned char *first, size_t len)
   struct unlz4 *u = xcalloc (1, sizeof *u);
   if (LZ4F_isError (LZ4F_createDecompressionContext (&u->dctx, LZ4F_VERSION)))
     die ("cannot initialise liblz4");
+  u->d.format = &lz4_format;
   return u;
 }
 
 void
 unlz4_input (struct unlz4 *u, const unsigned char *buf, size_t len)
 {
-  u->in = buf;
-  u->avail_in = len;
+  decoder_input (&u->d, buf, len);
 }
 
 ssize_t
 unlz4_output (struct unlz4 *u, const unsigned char **out, const char **why)
 {
-  while (!u->over && u->avail_in > 0)
-    {
-      /* A frame boundary: another frame, or trailing bytes. The first byte decides (a
-       * magic number cut by the end of a read is then checked by liblz4 itself). */
-      if (!u->in_frame)
-        {
-          unsigned char b = u->in[0];
-          if (b != 0x04 && (b & 0xf0) != 0x50)
-            {
-              u->over = true;
-              break;
-            }
-          u->in_frame = true;
-        }
-      size_t dst = sizeof u->out, src = u->avail_in;
-      size_t r = LZ4F_decompress (u->dctx, u->out, &dst, u->in, &src, NULL);
-      if (LZ4F_isError (r))
-        {
-          *why = LZ4F_getErrorName (r);
-          return -1;
-        }
-      u->in += src;
-      u->avail_in -= src;
-      if (r == 0)
-        u->in_frame = false; /* the frame is complete and checked; dctx starts anew */
-      if (dst > 0)
-        {
-          *out = u->out;
-          return (ssize_t) dst;
-        }
-    }
-  return 0;
+  return decoder_output (&u->d, out, why);
 }
 
 bool
 unlz4_over (const struct unlz4 *u)
 {
-  return u->over;
+  return u->d.over;
 }
 
 int
@@ -93,13 +86,8 @@ unlz4_finish (struct unlz4 *u, const char **why)
 {
   if (u == NULL)
     return 0;
-  bool cut = u->in_frame;
+  int r = decoder_end (&u->d, why);
   LZ4F_freeDecompressionContext (u->dctx);
   free (u);
-  if (cut)
-    {
-      *why = "truncated lz4 stream";
-      return -1;
-    }
-  return 0;
+  return r;
 }
