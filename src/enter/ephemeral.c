@@ -14,7 +14,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
@@ -30,6 +32,8 @@
 #include "enter/supervise.h"
 
 #define EPHEMERAL_RANDOM_BYTES 8
+/* Where a tar header says "ustar". */
+#define TAR_MAGIC_OFFSET 257
 
 static char *
 random_name (void)
@@ -75,9 +79,111 @@ create_argv (const struct cli *cli, const char *name)
   return argv;
 }
 
+/* What --save may replace starts with: gzip, zstd, xz; or a tar header. */
+static bool
+looks_like_archive (int fd)
+{
+  static const unsigned char gz[] = { 0x1f, 0x8b }, zst[] = { 0x28, 0xb5, 0x2f, 0xfd },
+                             xz[] = { 0xfd, '7', 'z', 'X', 'Z', 0 };
+  unsigned char head[TAR_MAGIC_OFFSET + sizeof "ustar" - 1] = { 0 };
+  ssize_t n = pread (fd, head, sizeof head, 0);
+  if (n < 0)
+    return false;
+  return (n >= (ssize_t) sizeof gz && memcmp (head, gz, sizeof gz) == 0)
+         || (n >= (ssize_t) sizeof zst && memcmp (head, zst, sizeof zst) == 0)
+         || (n >= (ssize_t) sizeof xz && memcmp (head, xz, sizeof xz) == 0)
+         || (n == (ssize_t) sizeof head && memcmp (head + TAR_MAGIC_OFFSET, "ustar", 5) == 0);
+}
+
+/* --save FILE before anything is made: never overwrite what is not an archive (a
+ * mistyped path to the user's notes), and say now rather than after a long job that its
+ * directory cannot take it. export checks again as it writes. */
+static void
+save_target_check (const char *file)
+{
+  int fd = open (file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    {
+      cleanup_free char *copy = xstrdup (file);
+      if (access (dirname (copy), W_OK) == 0)
+        return;
+      die ("run --save %s: its directory is missing or not writable; nothing was run", file);
+    }
+  struct stat st;
+  const char *why = NULL;
+  if (fd < 0)
+    why = errno == ELOOP ? "a symbolic link" : strerror (errno);
+  else if (fstat (fd, &st) < 0)
+    why = strerror (errno);
+  else if (S_ISDIR (st.st_mode))
+    why = "a directory";
+  else if (!S_ISREG (st.st_mode))
+    why = "not a regular file";
+  else if (st.st_size > 0 && !looks_like_archive (fd))
+    why = "an existing file that is not an archive";
+  if (fd >= 0)
+    close (fd);
+  if (why != NULL)
+    die ("run --save %s: refused, %s (it is left as it is); nothing was run", file, why);
+}
+
+/* export's --compress for FILE, from its name. */
+static const char *
+save_compression (const char *file)
+{
+  static const char *const by_suffix[][2] = {
+    { ".tar.gz", "gzip" }, { ".tgz", "gzip" }, { ".tar.xz", "xz" }, { ".tar", "none" },
+  };
+  size_t len = strlen (file);
+  for (size_t i = 0; i < N_ELEMENTS (by_suffix); i++)
+    {
+      size_t n = strlen (by_suffix[i][0]);
+      if (len > n && strcmp (file + len - n, by_suffix[i][0]) == 0)
+        return by_suffix[i][1];
+    }
+  return "zstd";
+}
+
+/* The store helper's `export NAME FILE`, from the supervisor (outside every namespace, as
+ * the removal is): 0, or -1 with a line saying so below the helper's own. */
+static int
+save_root (const struct ephemeral *e)
+{
+  cleanup_strv char **argv = xcalloc (8, sizeof (char *));
+  const char *words[] = { PROGRAM_NAME, "export", e->name, e->save,
+                          "--compress", save_compression (e->save), "--quiet" };
+  for (size_t i = 0; i < N_ELEMENTS (words); i++)
+    argv[i] = xstrdup (words[i]);
+  verbose ("run --ephemeral: saving root '%s' to %s through %s", e->name, e->save,
+           STORE_HELPER_NAME);
+  fflush (NULL);
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      warn ("run --save: fork: %s", strerror (errno));
+      return -1;
+    }
+  if (pid == 0)
+    {
+      supervise_restore_signals ();
+      exec_store_helper (argv);
+    }
+  struct supervise_opts opts = { .escalate = true };
+  struct job_end end;
+  supervise (pid, &opts, &end);
+  if (WIFEXITED (end.status) && WEXITSTATUS (end.status) == 0)
+    return 0;
+  warn ("run --save: devroot %s was not saved to %s (the line above says why)", e->name,
+        e->save);
+  return -1;
+}
+
 void
 ephemeral_create (const struct cli *cli, struct ephemeral *e)
 {
+  if (cli->save != NULL)
+    save_target_check (cli->save);
+  e->save = NULL; /* until the root is there to save */
   store_paths_from_env (&e->paths);
   roots_prepare (&e->paths);
   /* In a Slurm job step the name is the step's on this node, and every task of it holds
@@ -95,6 +201,7 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
   if (e->shared && !step_share_join (&e->paths, &e->share))
     {
       verbose ("run --ephemeral: root '%s' made by an earlier task of the step", e->name);
+      e->save = cli->save;
       return; /* an earlier task of the step made it */
     }
   struct stat st;
@@ -102,6 +209,7 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
   if (e->share.job_scoped && lstat (root, &st) == 0)
     {
       step_share_created (&e->share, true); /* an earlier step of the job made it */
+      e->save = cli->save;
       return;
     }
 
@@ -123,21 +231,30 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
   if (e->shared)
     step_share_created (&e->share, ok);
   if (ok)
-    return;
+    {
+      e->save = cli->save;
+      return;
+    }
   /* Killed after its rename into place, the helper leaves a root: ours to remove (a job's
    * root included: no step of the job has entered it). */
   if (e->share.job_scoped)
     roots_remove_ephemeral (&e->paths, e->name);
-  ephemeral_remove (e);
+  ephemeral_remove (e, NULL);
   supervise_exit_like (&end);
 }
 
-void
-ephemeral_remove (struct ephemeral *e)
+int
+ephemeral_remove (struct ephemeral *e, const struct job_end *end)
 {
+  int r = 0;
+  bool last = !e->shared || step_share_leave (&e->share);
+  /* A cancelled run is being stopped: an export now would only hold up the end it was
+   * asked for (and Slurm's SIGKILL would cut it short). */
+  if (last && e->save != NULL && end != NULL && end->cancel_signal == 0 && !end->timed_out)
+    r = save_root (e);
   /* The job's root (--name) stays for the job's next steps: reap_abandoned_ephemeral
    * removes it once the job is over. */
-  if ((!e->shared || step_share_leave (&e->share)) && !e->share.job_scoped)
+  if (last && !e->share.job_scoped)
     roots_remove_ephemeral (&e->paths, e->name);
   if (e->shared)
     step_share_clear (&e->share);
@@ -146,4 +263,5 @@ ephemeral_remove (struct ephemeral *e)
   free (e->name);
   e->name = NULL;
   store_paths_clear (&e->paths);
+  return r;
 }
