@@ -14,9 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
@@ -26,14 +24,13 @@
 
 #include "common/helper.h"
 #include "common/roots.h"
+#include "common/save-target.h"
 #include "common/util.h"
 #include "common/verbose.h"
 #include "enter/ephemeral.h"
 #include "enter/supervise.h"
 
 #define EPHEMERAL_RANDOM_BYTES 8
-/* Where a tar header says "ustar". */
-#define TAR_MAGIC_OFFSET 257
 
 static char *
 random_name (void)
@@ -79,69 +76,15 @@ create_argv (const struct cli *cli, const char *name)
   return argv;
 }
 
-/* What --save may replace starts with: gzip, zstd, xz; or a tar header. */
-static bool
-looks_like_archive (int fd)
-{
-  static const unsigned char gz[] = { 0x1f, 0x8b }, zst[] = { 0x28, 0xb5, 0x2f, 0xfd },
-                             xz[] = { 0xfd, '7', 'z', 'X', 'Z', 0 };
-  unsigned char head[TAR_MAGIC_OFFSET + sizeof "ustar" - 1] = { 0 };
-  ssize_t n = pread (fd, head, sizeof head, 0);
-  if (n < 0)
-    return false;
-  return (n >= (ssize_t) sizeof gz && memcmp (head, gz, sizeof gz) == 0)
-         || (n >= (ssize_t) sizeof zst && memcmp (head, zst, sizeof zst) == 0)
-         || (n >= (ssize_t) sizeof xz && memcmp (head, xz, sizeof xz) == 0)
-         || (n == (ssize_t) sizeof head && memcmp (head + TAR_MAGIC_OFFSET, "ustar", 5) == 0);
-}
-
-/* --save FILE before anything is made: never overwrite what is not an archive (a
- * mistyped path to the user's notes), and say now rather than after a long job that its
- * directory cannot take it. export checks again as it writes. */
+/* --save FILE before anything is made (save-target.h); export checks again as it writes. */
 static void
 save_target_check (const char *file)
 {
-  int fd = open (file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT)
-    {
-      cleanup_free char *copy = xstrdup (file);
-      if (access (dirname (copy), W_OK) == 0)
-        return;
-      die ("run --save %s: its directory is missing or not writable; nothing was run", file);
-    }
-  struct stat st;
-  const char *why = NULL;
-  if (fd < 0)
-    why = errno == ELOOP ? "a symbolic link" : strerror (errno);
-  else if (fstat (fd, &st) < 0)
-    why = strerror (errno);
-  else if (S_ISDIR (st.st_mode))
-    why = "a directory";
-  else if (!S_ISREG (st.st_mode))
-    why = "not a regular file";
-  else if (st.st_size > 0 && !looks_like_archive (fd))
-    why = "an existing file that is not an archive";
-  if (fd >= 0)
-    close (fd);
+  const char *why = save_target_refusal (file);
+  if (why != NULL && strcmp (why, SAVE_TARGET_NO_DIR) == 0)
+    die ("run --save %s: %s; nothing was run", file, why);
   if (why != NULL)
     die ("run --save %s: refused, %s (it is left as it is); nothing was run", file, why);
-}
-
-/* export's --compress for FILE, from its name. */
-static const char *
-save_compression (const char *file)
-{
-  static const char *const by_suffix[][2] = {
-    { ".tar.gz", "gzip" }, { ".tgz", "gzip" }, { ".tar.xz", "xz" }, { ".tar", "none" },
-  };
-  size_t len = strlen (file);
-  for (size_t i = 0; i < N_ELEMENTS (by_suffix); i++)
-    {
-      size_t n = strlen (by_suffix[i][0]);
-      if (len > n && strcmp (file + len - n, by_suffix[i][0]) == 0)
-        return by_suffix[i][1];
-    }
-  return "zstd";
 }
 
 /* The store helper's `export NAME FILE`, from the supervisor (outside every namespace, as

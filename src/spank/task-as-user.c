@@ -10,7 +10,6 @@
  * removes it. Output goes to the task's stderr, which srun prints on the user's terminal. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 #include <slurm/slurm.h>
 
+#include "common/save-target.h"
 #include "common/util.h"
 #include "spank/plugin.h"
 
@@ -32,8 +32,6 @@
 #define RUN_FIXED_ARGS 24
 /* A batch script's "#!" line we read the interpreter from. */
 #define SHEBANG_MAX 256
-/* Where a tar header says "ustar". */
-#define TAR_MAGIC_OFFSET 257
 
 /* `path` answers "cannot find NAME" on stderr for a root not made yet: the answer asked
  * for, not an error for the job's output, so its stderr goes nowhere meanwhile (this task
@@ -120,56 +118,18 @@ make_or_find_root (char *const *env, const char *name)
   return exists ? 0 : create_root (env, name);
 }
 
-/* What an archive --devroot-save may replace starts with: gzip, zstd, xz; or a tar header. */
-static bool
-looks_like_archive (int fd)
-{
-  static const unsigned char gz[] = { 0x1f, 0x8b }, zst[] = { 0x28, 0xb5, 0x2f, 0xfd },
-                             xz[] = { 0xfd, '7', 'z', 'X', 'Z', 0 };
-  unsigned char head[TAR_MAGIC_OFFSET + sizeof "ustar" - 1] = { 0 };
-  ssize_t n = pread (fd, head, sizeof head, 0);
-  if (n < 0)
-    return false;
-  return (n >= (ssize_t) sizeof gz && memcmp (head, gz, sizeof gz) == 0)
-         || (n >= (ssize_t) sizeof zst && memcmp (head, zst, sizeof zst) == 0)
-         || (n >= (ssize_t) sizeof xz && memcmp (head, xz, sizeof xz) == 0)
-         || (n == (ssize_t) sizeof head && memcmp (head + TAR_MAGIC_OFFSET, "ustar", 5) == 0);
-}
-
 int
 save_target_check (void)
 {
-  const char *file = request.save;
-  int fd = open (file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT)
-    {
-      char *copy = strdup (file);
-      bool dir_ok = copy != NULL && access (dirname (copy), W_OK) == 0;
-      free (copy);
-      if (dir_ok)
-        return 0;
-      fprintf (stderr, "%s: --devroot-save=%s: its directory is missing or not writable; the "
-               "command was not run\n", PLUGIN_NAME, file);
-      return -1;
-    }
-  struct stat st;
-  const char *why = NULL;
-  if (fd < 0)
-    why = errno == ELOOP ? "a symbolic link" : strerror (errno);
-  else if (fstat (fd, &st) < 0)
-    why = strerror (errno);
-  else if (S_ISDIR (st.st_mode))
-    why = "a directory";
-  else if (!S_ISREG (st.st_mode))
-    why = "not a regular file";
-  else if (st.st_size > 0 && !looks_like_archive (fd))
-    why = "an existing file that is not an archive";
-  if (fd >= 0)
-    close (fd);
+  const char *why = save_target_refusal (request.save);
   if (why == NULL)
     return 0;
-  fprintf (stderr, "%s: --devroot-save=%s: refused, %s (it is left as it is); the command "
-           "was not run\n", PLUGIN_NAME, file, why);
+  if (strcmp (why, SAVE_TARGET_NO_DIR) == 0)
+    fprintf (stderr, "%s: --devroot-save=%s: %s; the command was not run\n", PLUGIN_NAME,
+             request.save, why);
+  else
+    fprintf (stderr, "%s: --devroot-save=%s: refused, %s (it is left as it is); the command "
+             "was not run\n", PLUGIN_NAME, request.save, why);
   return -1;
 }
 
@@ -333,23 +293,6 @@ collect_binds (const char *cwd, const char *home, struct binds *b)
     if (b->specs[i] == NULL)
       return -1;
   return 0;
-}
-
-/* export's --compress for FILE, from its name. */
-static const char *
-save_compression (const char *file)
-{
-  static const char *const by_suffix[][2] = {
-    { ".tar.gz", "gzip" }, { ".tgz", "gzip" }, { ".tar.xz", "xz" }, { ".tar", "none" },
-  };
-  size_t len = strlen (file);
-  for (size_t i = 0; i < sizeof by_suffix / sizeof by_suffix[0]; i++)
-    {
-      size_t n = strlen (by_suffix[i][0]);
-      if (len > n && strcmp (file + len - n, by_suffix[i][0]) == 0)
-        return by_suffix[i][1];
-    }
-  return "zstd";
 }
 
 /* --devroot-save of a job's named root (a step's own root is saved by run --ephemeral
