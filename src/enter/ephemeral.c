@@ -87,6 +87,30 @@ save_target_check (const char *file)
     die ("run --save %s: refused, %s (it is left as it is); nothing was run", file, why);
 }
 
+/* The store helper with ARGV, a child the supervisor waits for, passing cancellation on;
+ * true when it exited 0. How it ended into END (when fork fails: one line, and an exit of
+ * 125, as the helper's own failure would be). */
+static bool
+run_store_helper (char **argv, struct job_end *end)
+{
+  fflush (NULL);
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      warn ("run --ephemeral: cannot run %s: fork: %s", STORE_HELPER_NAME, strerror (errno));
+      *end = (struct job_end) { .status = EXIT_TOOL_FAILURE << 8 };
+      return false;
+    }
+  if (pid == 0)
+    {
+      supervise_restore_signals ();
+      exec_store_helper (argv);
+    }
+  struct supervise_opts opts = { .escalate = true };
+  supervise (pid, &opts, end);
+  return WIFEXITED (end->status) && WEXITSTATUS (end->status) == 0;
+}
+
 /* The store helper's `export NAME FILE`, from the supervisor (outside every namespace, as
  * the removal is): 0, or -1 with a line saying so below the helper's own. */
 static int
@@ -99,22 +123,8 @@ save_root (const struct ephemeral *e)
     argv[i] = xstrdup (words[i]);
   verbose ("run --ephemeral: saving root '%s' to %s through %s", e->name, e->save,
            STORE_HELPER_NAME);
-  fflush (NULL);
-  pid_t pid = fork ();
-  if (pid < 0)
-    {
-      warn ("run --save: fork: %s", strerror (errno));
-      return -1;
-    }
-  if (pid == 0)
-    {
-      supervise_restore_signals ();
-      exec_store_helper (argv);
-    }
-  struct supervise_opts opts = { .escalate = true };
   struct job_end end;
-  supervise (pid, &opts, &end);
-  if (WIFEXITED (end.status) && WEXITSTATUS (end.status) == 0)
+  if (run_store_helper (argv, &end))
     return 0;
   warn ("run --save: devroot %s was not saved to %s (the line above says why)", e->name,
         e->save);
@@ -158,19 +168,8 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
 
   cleanup_strv char **argv = create_argv (cli, e->name);
   verbose ("run --ephemeral: creating root '%s' through %s", e->name, STORE_HELPER_NAME);
-  fflush (NULL);
-  pid_t pid = fork ();
-  if (pid < 0)
-    die_with_error ("run --ephemeral: fork");
-  if (pid == 0)
-    {
-      supervise_restore_signals ();
-      exec_store_helper (argv);
-    }
-  struct supervise_opts opts = { .escalate = true };
   struct job_end end;
-  supervise (pid, &opts, &end);
-  bool ok = WIFEXITED (end.status) && WEXITSTATUS (end.status) == 0;
+  bool ok = run_store_helper (argv, &end);
   if (e->shared)
     step_share_created (&e->share, ok);
   if (ok)
