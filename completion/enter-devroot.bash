@@ -58,7 +58,7 @@ _enter_devroot()
 		[[ $cur == *[:/]* ]] || COMPREPLY+=($(compgen -W "docker:// oci: docker-archive:" -- "$cur"))
 		compopt -o filenames 2>/dev/null; return ;;
 	--cacert) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
-	--bind) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
+	--bind|--save) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
 	--template) COMPREPLY=($(compgen -W "$(_enter_devroot_templates)" -- "$cur")); return ;;
 	--workdir|--sha256|--env|--index|--timeout|--max-size) return ;;
 	--platform) COMPREPLY=($(compgen -W "linux/amd64 linux/arm64 linux/arm/v7 linux/386 linux/ppc64le linux/s390x linux/riscv64" -- "$cur")); return ;;
@@ -80,7 +80,7 @@ _enter_devroot()
 	push) opts="--cacert --insecure-http --quiet --help" ;;
 	enter) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --bind --timeout --help" ;;
 	run) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --entrypoint --bind
-		--timeout --ephemeral --from --template --sha256 --no-verify --max-size --index --cacert
+		--timeout --ephemeral --name --save --from --template --sha256 --no-verify --max-size --index --cacert
 		--platform --insecure-http --quiet --help" ;;
 	list|images) opts="--json --help" ;;
 	remove) opts="--force --help" ;;

@@ -96,7 +96,8 @@ static const struct command_info commands[] = {
     "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
     "                       [--no-landlock] [--no-host-dns] [--root] [--entrypoint]\n"
     "                       [--bind SRC:DST[:ro]]... [--timeout SECONDS] [-- CMD [ARG...]]\n"
-    "       enter-devroot run --ephemeral [--name NAME] [--template T|--from FILE|URL|IMAGE]\n"
+    "       enter-devroot run --ephemeral [--name NAME] [--save FILE]\n"
+    "                       [--template T|--from FILE|URL|IMAGE]\n"
     "                       [create options] [run options] [-- CMD [ARG...]]",
     "Run CMD inside devroot NAME, searching PATH inside the root. The exit status is the\n"
     "command's; a command killed by a signal is seen by the caller as killed by that signal.\n"
@@ -116,6 +117,13 @@ static const struct command_info commands[] = {
     "                    node instead: made by the first step that needs it, kept for the\n"
     "                    job's later steps, removed by the next create or doctor once the\n"
     "                    job has ended\n"
+    "  --save FILE       (with --ephemeral) export the root to FILE after CMD, before it is\n"
+    "                    removed, as 'export' would (compressed by FILE's suffix: .tar.gz\n"
+    "                    or .tgz gzip, .tar.xz xz, .tar none, else zstd); in a Slurm job\n"
+    "                    step, the last task on the node does. A directory, or an existing\n"
+    "                    file that is not an archive, is refused before anything is created;\n"
+    "                    a failed save makes run exit 125 when CMD succeeded. Not done when\n"
+    "                    run is cancelled (SIGINT, SIGTERM, SIGHUP) or --timeout stopped CMD\n"
     "Without CMD, a devroot made from an OCI image runs its Entrypoint+Cmd.\n"
     "\n" ENTER_OPTIONS_HELP IMAGE_HELP },
   { "list", CMD_LIST, false, "list [--json]",

@@ -55,6 +55,7 @@ enum option_id
   OPT_TIMEOUT,
   OPT_EPHEMERAL,
   OPT_JOB_ROOT,
+  OPT_SAVE,
 };
 
 struct option_info
@@ -101,6 +102,7 @@ static const struct option_info options[] = {
   { "timeout", OPT_TIMEOUT, true, ENTERING },
   { "ephemeral", OPT_EPHEMERAL, false, ON (CMD_RUN) },
   { "name", OPT_JOB_ROOT, true, ON (CMD_RUN) },
+  { "save", OPT_SAVE, true, ON (CMD_RUN) },
 };
 
 /* Append S to the NULL-terminated vector *V. */
@@ -202,6 +204,7 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
     case OPT_TIMEOUT: set_timeout (cli, c, arg); break;
     case OPT_EPHEMERAL: cli->ephemeral = true; break;
     case OPT_JOB_ROOT: cli->job_root = arg; break;
+    case OPT_SAVE: cli->save = arg; break;
     default:
       break;
     }
@@ -274,6 +277,11 @@ check_run (const struct cli *cli)
   if (cli->job_root != NULL && !job_root_name_is_valid (cli->job_root))
     usage_error ("run", "invalid --name '%s': 1 to %d letters, digits, '-' or '_'",
                  cli->job_root, JOB_ROOT_NAME_MAX);
+  if (cli->save != NULL && !cli->ephemeral)
+    usage_error ("run", "--save exports the root --ephemeral creates: add --ephemeral (or "
+                 "'export NAME FILE' a root of your own)");
+  if (cli->save != NULL && cli->save[0] == '\0')
+    usage_error ("run", "--save: empty FILE");
   if (!cli->ephemeral)
     {
       if (cli->from != NULL || cli->template_name != NULL || cli->sha256 != NULL

@@ -58,6 +58,7 @@ struct cli
   bool force;              /* remove --force: stop the processes inside first */
   bool ephemeral;          /* run --ephemeral: a throwaway root, created from the options above */
   const char *job_root;    /* run --ephemeral --name: the Slurm job's root of that name */
+  const char *save;        /* run --ephemeral --save FILE: exported before its removal */
   char **driver_args;      /* gitlab, github-hook: the words after the subcommand (argv's) */
   struct enter_opts enter; /* enter and run; enter.env.assignments is owned */
 };

@@ -61,6 +61,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/account.h"
@@ -742,9 +743,11 @@ enter_devroot (const struct cli *cli)
   terminal_restore (&term);
   if (shared)
     stepns_leave (&step);
-  if (cli->ephemeral)
-    ephemeral_remove (&eph);
+  /* A failed --save is run's own failure when the command's was none. */
+  bool save_failed = cli->ephemeral && ephemeral_remove (&eph, &end) < 0;
   bind_free (binds, n_binds);
   free (root);
+  if (save_failed && !end.timed_out && WIFEXITED (end.status) && WEXITSTATUS (end.status) == 0)
+    exit (EXIT_TOOL_FAILURE);
   supervise_exit_like (&end);
 }

@@ -24,6 +24,7 @@
 
 #include "common/helper.h"
 #include "common/roots.h"
+#include "common/save-target.h"
 #include "common/util.h"
 #include "common/verbose.h"
 #include "enter/ephemeral.h"
@@ -75,9 +76,67 @@ create_argv (const struct cli *cli, const char *name)
   return argv;
 }
 
+/* --save FILE before anything is made (save-target.h); export checks again as it writes. */
+static void
+save_target_check (const char *file)
+{
+  const char *why = save_target_refusal (file);
+  if (why != NULL && strcmp (why, SAVE_TARGET_NO_DIR) == 0)
+    die ("run --save %s: %s; nothing was run", file, why);
+  if (why != NULL)
+    die ("run --save %s: refused, %s (it is left as it is); nothing was run", file, why);
+}
+
+/* The store helper with ARGV, a child the supervisor waits for, passing cancellation on;
+ * true when it exited 0. How it ended into END (when fork fails: one line, and an exit of
+ * 125, as the helper's own failure would be). */
+static bool
+run_store_helper (char **argv, struct job_end *end)
+{
+  fflush (NULL);
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      warn ("run --ephemeral: cannot run %s: fork: %s", STORE_HELPER_NAME, strerror (errno));
+      *end = (struct job_end) { .status = EXIT_TOOL_FAILURE << 8 };
+      return false;
+    }
+  if (pid == 0)
+    {
+      supervise_restore_signals ();
+      exec_store_helper (argv);
+    }
+  struct supervise_opts opts = { .escalate = true };
+  supervise (pid, &opts, end);
+  return WIFEXITED (end->status) && WEXITSTATUS (end->status) == 0;
+}
+
+/* The store helper's `export NAME FILE`, from the supervisor (outside every namespace, as
+ * the removal is): 0, or -1 with a line saying so below the helper's own. */
+static int
+save_root (const struct ephemeral *e)
+{
+  cleanup_strv char **argv = xcalloc (8, sizeof (char *));
+  const char *words[] = { PROGRAM_NAME, "export", e->name, e->save,
+                          "--compress", save_compression (e->save), "--quiet" };
+  for (size_t i = 0; i < N_ELEMENTS (words); i++)
+    argv[i] = xstrdup (words[i]);
+  verbose ("run --ephemeral: saving root '%s' to %s through %s", e->name, e->save,
+           STORE_HELPER_NAME);
+  struct job_end end;
+  if (run_store_helper (argv, &end))
+    return 0;
+  warn ("run --save: devroot %s was not saved to %s (the line above says why)", e->name,
+        e->save);
+  return -1;
+}
+
 void
 ephemeral_create (const struct cli *cli, struct ephemeral *e)
 {
+  if (cli->save != NULL)
+    save_target_check (cli->save);
+  e->save = NULL; /* until the root is there to save */
   store_paths_from_env (&e->paths);
   roots_prepare (&e->paths);
   /* In a Slurm job step the name is the step's on this node, and every task of it holds
@@ -95,6 +154,7 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
   if (e->shared && !step_share_join (&e->paths, &e->share))
     {
       verbose ("run --ephemeral: root '%s' made by an earlier task of the step", e->name);
+      e->save = cli->save;
       return; /* an earlier task of the step made it */
     }
   struct stat st;
@@ -102,42 +162,41 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
   if (e->share.job_scoped && lstat (root, &st) == 0)
     {
       step_share_created (&e->share, true); /* an earlier step of the job made it */
+      e->save = cli->save;
       return;
     }
 
   cleanup_strv char **argv = create_argv (cli, e->name);
   verbose ("run --ephemeral: creating root '%s' through %s", e->name, STORE_HELPER_NAME);
-  fflush (NULL);
-  pid_t pid = fork ();
-  if (pid < 0)
-    die_with_error ("run --ephemeral: fork");
-  if (pid == 0)
-    {
-      supervise_restore_signals ();
-      exec_store_helper (argv);
-    }
-  struct supervise_opts opts = { .escalate = true };
   struct job_end end;
-  supervise (pid, &opts, &end);
-  bool ok = WIFEXITED (end.status) && WEXITSTATUS (end.status) == 0;
+  bool ok = run_store_helper (argv, &end);
   if (e->shared)
     step_share_created (&e->share, ok);
   if (ok)
-    return;
+    {
+      e->save = cli->save;
+      return;
+    }
   /* Killed after its rename into place, the helper leaves a root: ours to remove (a job's
    * root included: no step of the job has entered it). */
   if (e->share.job_scoped)
     roots_remove_ephemeral (&e->paths, e->name);
-  ephemeral_remove (e);
+  ephemeral_remove (e, NULL);
   supervise_exit_like (&end);
 }
 
-void
-ephemeral_remove (struct ephemeral *e)
+int
+ephemeral_remove (struct ephemeral *e, const struct job_end *end)
 {
+  int r = 0;
+  bool last = !e->shared || step_share_leave (&e->share);
+  /* A cancelled run is being stopped: an export now would only hold up the end it was
+   * asked for (and Slurm's SIGKILL would cut it short). */
+  if (last && e->save != NULL && end != NULL && end->cancel_signal == 0 && !end->timed_out)
+    r = save_root (e);
   /* The job's root (--name) stays for the job's next steps: reap_abandoned_ephemeral
    * removes it once the job is over. */
-  if ((!e->shared || step_share_leave (&e->share)) && !e->share.job_scoped)
+  if (last && !e->share.job_scoped)
     roots_remove_ephemeral (&e->paths, e->name);
   if (e->shared)
     step_share_clear (&e->share);
@@ -146,4 +205,5 @@ ephemeral_remove (struct ephemeral *e)
   free (e->name);
   e->name = NULL;
   store_paths_clear (&e->paths);
+  return r;
 }

@@ -13,6 +13,7 @@ struct ephemeral
                  * tasks of a Slurm step on a node, each holding it) */
   bool shared;  /* a task of a Slurm job step: the node's tasks share the root (slurmstep.h) */
   struct step_share share;
+  const char *save; /* --save FILE (the CLI's), or NULL */
 };
 
 /* Take the run lock of a new unique name, then have the store helper create the root from
@@ -21,6 +22,10 @@ struct ephemeral
  * Signals must be blocked (supervise_block_signals). */
 void ephemeral_create (const struct cli *cli, struct ephemeral *e);
 
-/* Remove the root, its metadata and lock files, and release the run lock; a failure is a
- * warning line (the next create or doctor reaps what is left). */
-void ephemeral_remove (struct ephemeral *e);
+/* With --save, when the caller is the last to leave (the only one outside Slurm) and END
+ * says run was neither cancelled nor timed out, export the root to the FILE first: -1 when
+ * that failed (the helper's line and one more say why), else 0. Then remove the root, its
+ * metadata and lock files, and release the run lock; a failure to remove is a warning line
+ * (the next create or doctor reaps what is left). END may be NULL: no save. */
+struct job_end;
+int ephemeral_remove (struct ephemeral *e, const struct job_end *end);

@@ -9,16 +9,18 @@
  *   config.c            every context: the plugstack.conf arguments
  *   root-name.c         every context: the names of a job's roots, root's records of them
  *   srun-as-user.c      srun, the user's own process: one pull per job, before tasks launch
- *   stepd-as-root.c     slurmstepd, root: the step's shared state; the root's removal
- *   task-as-user.c      each task, already the job's user: prepare once per node, then exec
+ *   stepd-as-root.c     slurmstepd, root: a named root's record and the step's shared lock
+ *   task-as-user.c      each task, already the job's user: exec run --ephemeral (or, for a
+ *                       named root, prepare it once per node, then exec run ROOT)
  *   epilog-as-root.c    the job's epilog, root: remove the job's named roots
  *   as-user.c           the one way root code acts for the user: a child fully dropped to
  *                       the job's uid, gid and groups execs enter-devroot
  *
- * A step's tasks on one node share one root, named for the job, the step and the node
- * (root_name), which the first task to start creates and the last to exit has removed:
- * cleanup is keyed on the job, never on the user. A named root (--devroot-name) is the
- * job's on this host: the steps of the job share it, and the job's epilog removes it. */
+ * A step's tasks on one node share one root, run --ephemeral's (slurm-job.h names it for
+ * the job, the step and the node), which the first task to start creates and the last to
+ * leave removes: cleanup is keyed on the job, never on the user. A named root
+ * (--devroot-name, root_name) is the job's on this host: the steps of the job share it,
+ * the first task of a step on the node makes it, and the job's epilog removes it. */
 #pragma once
 
 #include <stdbool.h>
@@ -95,9 +97,8 @@ int options_to_job_env (spank_t sp);
 enum batch_mode batch_mode_of (void);
 /* Whether the step runs in a devroot at all. */
 bool devroot_requested (void);
-/* The step's root on this node: slurm-JOB.STEP.NODE (NODE: the step's node index), or for
- * --devroot-name the job's root on this host, slurm-JOB-NAME.HOST (slurm-job.h names
- * them); -1 on failure. */
+/* For --devroot-name, the job's root on this host, slurm-JOB-NAME.HOST (slurm-job.h names
+ * it; a step's own root is run --ephemeral's, named by it); -1 on failure. */
 int root_name (spank_t sp, char name[ROOT_NAME_MAX + 1]);
 /* Whether the step's root may be saved to request.save: -1 with one line on stderr when
  * it is a directory, or a file that is not an archive (never overwrite what is not ours). */
@@ -145,7 +146,6 @@ pid_t spawn_enter_devroot_to (const char *const *argv, char *const *env, int out
 int srun_local_user_init (spank_t sp);
 int stepd_user_init (spank_t sp);
 int stepd_init_post_opt (spank_t sp);
-int stepd_task_exit (spank_t sp);
 int stepd_exit (spank_t sp);
 int epilog_remove_named_roots (spank_t sp);
 
@@ -158,8 +158,8 @@ int epilog_remove_named_roots (spank_t sp);
 int record_path (spank_t sp, char *buf, size_t size);
 int task_init (spank_t sp);
 
-/* stepd-as-root.c: the count of the step's tasks on this node (slurm-job.h), in memory
- * slurmstepd maps before forking them. Take the lock shared by the step's local tasks and
+/* stepd-as-root.c: for a named root, the count of the step's tasks on this node
+ * (slurm-job.h), in memory slurmstepd maps before forking them. Take the lock shared by the step's local tasks and
  * return the count; NULL when there is no shared state. */
 struct step_count *step_shared_lock (void);
 void step_shared_unlock (void);

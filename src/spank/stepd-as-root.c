@@ -1,8 +1,9 @@
 /* slurmstepd, once per step on each node, as root (user_init runs with only the effective
- * ids switched to the user's). It never touches a user path: it records the job's named
- * roots in root's own runtime directory for the epilog (one small file per root), maps the memory the step's tasks
- * share before it forks them, and when the last of them exits has the step's root removed
- * by enter-devroot in a child fully dropped to the user (as-user.c). */
+ * ids switched to the user's). It never touches a user path, and never runs enter-devroot:
+ * a step's own root is made and removed by the tasks' run --ephemeral, as the user. For a
+ * job's named root it records the root in root's own runtime directory for the epilog (one
+ * small file per root), and maps the memory the step's tasks share before it forks them
+ * (the first of them creates the root while the others wait: task-as-user.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,14 +28,12 @@ struct step_shared
 };
 
 static struct step_shared *shared;
-/* The step's root was removed, or its removal tried: never twice. */
-static bool finished;
 
 int
 stepd_user_init (spank_t sp)
 {
   (void) sp;
-  if (!devroot_requested ())
+  if (!devroot_requested () || request.name == NULL)
     return 0;
   void *m = mmap (NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED)
@@ -71,18 +70,6 @@ void
 step_shared_unlock (void)
 {
   pthread_mutex_unlock (&shared->lock);
-}
-
-/* The job's value of NAME as "NAME=value" in BUF, or false. */
-static bool
-job_assignment (spank_t sp, const char *name, char *buf, size_t size)
-{
-  size_t n = strlen (name);
-  if (n + 2 > size)
-    return false;
-  memcpy (buf, name, n);
-  buf[n] = '=';
-  return spank_getenv (sp, name, buf + n + 1, (int) (size - n - 1)) == ESPANK_SUCCESS;
 }
 
 /* A value of the job's environment fit for a record line: absolute, no tab or newline. */
@@ -223,59 +210,13 @@ stepd_init_post_opt (spank_t sp)
   return record_named_root (path, root, line, (size_t) n);
 }
 
-/* When the step's last local task has exited: the removal of an unnamed root, once, by
- * enter-devroot as the job's user. (--devroot-save's export happened in that task, before
- * it exited: task-as-user.c.) */
-static int
-finish_root (spank_t sp)
-{
-  if (shared == NULL || finished || !step_count_ready (&shared->count))
-    return 0;
-  finished = true;
-  if (request.name != NULL)
-    return 0;
-  char name[ROOT_NAME_MAX + 1];
-  if (root_name (sp, name) < 0)
-    return -1;
-  /* enter-devroot finds the user's store from HOME and XDG_DATA_HOME, as the tasks did. */
-  static char path[] = "PATH=/usr/bin:/bin";
-  char home[4096], data[4096];
-  char *env[4] = { path, NULL, NULL, NULL };
-  size_t n = 1;
-  if (job_assignment (sp, "HOME", home, sizeof home))
-    env[n++] = home;
-  if (job_assignment (sp, "XDG_DATA_HOME", data, sizeof data))
-    env[n++] = data;
-  const char *argv[] = { "enter-devroot", "remove", name, NULL };
-  int status = as_user_run (sp, argv, env);
-  if (status != 0)
-    slurm_error ("%s: devroot %s of this step was not removed (status %d)", PLUGIN_NAME, name,
-                 status);
-  return status == 0 ? 0 : -1;
-}
-
-/* slurmstepd reaps every task of the step here, in its own process, and only then tells srun
- * that the task ended: removing the root when the last local task exits means srun never
- * returns before the root is gone. */
-int
-stepd_task_exit (spank_t sp)
-{
-  static uint32_t exited;
-  uint32_t local_tasks;
-  if (shared == NULL || spank_get_item (sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks) != ESPANK_SUCCESS)
-    return 0;
-  if (++exited < local_tasks)
-    return 0;
-  return finish_root (sp);
-}
-
-/* The step's end on this node: the root is finished already unless a task never started. */
+/* The step's end on this node. */
 int
 stepd_exit (spank_t sp)
 {
-  int r = finish_root (sp);
+  (void) sp;
   if (shared != NULL)
     munmap (shared, sizeof *shared);
   shared = NULL;
-  return r;
+  return 0;
 }

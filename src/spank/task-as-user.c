@@ -1,12 +1,15 @@
 /* Each task of a step, in the task's own process, already the job's user (Slurm has dropped
- * to the job's ids and groups), just before Slurm would exec the command. The first task
- * on the node has enter-devroot create the step's root (or finds the job's named root),
- * the others wait for it on the step's shared lock; then every task becomes `enter-devroot run ROOT -- COMMAND`, so the
- * command runs inside the root, entered the way a user's own `run` enters it. Output goes
- * to the task's stderr, which srun prints on the user's terminal. */
+ * to the job's ids and groups), just before Slurm would exec the command. The task becomes
+ * `enter-devroot run --ephemeral --from IMAGE [--save FILE] -- COMMAND`, the command a user
+ * runs by hand under srun: run --ephemeral itself names the step's root on this node
+ * (slurm-job.h), has the first task create it while the others wait, and has the last to
+ * leave save and remove it, before the task exits (so before srun returns). A job's named
+ * root (--devroot-name) is the one path still the plugin's own: the first task on the node
+ * has enter-devroot create it (or finds it), the others wait for it on the step's shared
+ * lock, then every task becomes `enter-devroot run ROOT -- COMMAND`; the job's epilog
+ * removes it. Output goes to the task's stderr, which srun prints on the user's terminal. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 #include <unistd.h>
 #include <slurm/slurm.h>
 
+#include "common/save-target.h"
 #include "common/util.h"
 #include "spank/plugin.h"
 
@@ -25,11 +29,9 @@
 
 /* enter-devroot's argv never holds more than this beside the job's own; the --env ones are
  * counted apart. */
-#define RUN_FIXED_ARGS 16
+#define RUN_FIXED_ARGS 24
 /* A batch script's "#!" line we read the interpreter from. */
 #define SHEBANG_MAX 256
-/* Where a tar header says "ustar". */
-#define TAR_MAGIC_OFFSET 257
 
 /* `path` answers "cannot find NAME" on stderr for a root not made yet: the answer asked
  * for, not an error for the job's output, so its stderr goes nowhere meanwhile (this task
@@ -63,6 +65,16 @@ image_to_create (char *const *env)
   return request.image;
 }
 
+/* A built-in template srun pinned is created from the image it pinned: create's option
+ * for REQUEST.image, and its value into *SOURCE. */
+static const char *
+create_option (char *const *env, const char **source)
+{
+  *source = image_to_create (env);
+  return *source == request.image && image_is_template (request.image) ? "--template" : "--from";
+}
+
+/* The job's named root NAME, from --devroot-image. */
 static int
 create_root (char *const *env, const char *name)
 {
@@ -72,11 +84,9 @@ create_root (char *const *env, const char *name)
                "create it from; the command was not run\n", PLUGIN_NAME, request.name);
       return -1;
     }
-  /* A built-in template srun pinned is created from the image it pinned. */
-  const char *source = image_to_create (env);
-  bool template = source == request.image && image_is_template (request.image);
-  const char *argv[] = { "enter-devroot", "create", name, template ? "--template" : "--from",
-                         source, NULL };
+  const char *source;
+  const char *option = create_option (env, &source);
+  const char *argv[] = { "enter-devroot", "create", name, option, source, NULL };
   fprintf (stderr, "%s: creating devroot %s from %s\n", PLUGIN_NAME, name, request.image);
   if (run_and_wait (argv, env, STDOUT_TO_STDERR) == 0)
     return 0;
@@ -88,12 +98,10 @@ create_root (char *const *env, const char *name)
   return -1;
 }
 
-/* The root this step enters: a new one, or the job's named root as the flag allows. */
+/* The job's named root as the flag allows: made now, or found. */
 static int
 make_or_find_root (char *const *env, const char *name)
 {
-  if (request.name == NULL)
-    return create_root (env, name);
   bool exists = root_exists (env, name);
   if (request.name_mode == NAME_EXEC && !exists)
     {
@@ -110,61 +118,24 @@ make_or_find_root (char *const *env, const char *name)
   return exists ? 0 : create_root (env, name);
 }
 
-/* What an archive --devroot-save may replace starts with: gzip, zstd, xz; or a tar header. */
-static bool
-looks_like_archive (int fd)
-{
-  static const unsigned char gz[] = { 0x1f, 0x8b }, zst[] = { 0x28, 0xb5, 0x2f, 0xfd },
-                             xz[] = { 0xfd, '7', 'z', 'X', 'Z', 0 };
-  unsigned char head[TAR_MAGIC_OFFSET + sizeof "ustar" - 1] = { 0 };
-  ssize_t n = pread (fd, head, sizeof head, 0);
-  if (n < 0)
-    return false;
-  return (n >= (ssize_t) sizeof gz && memcmp (head, gz, sizeof gz) == 0)
-         || (n >= (ssize_t) sizeof zst && memcmp (head, zst, sizeof zst) == 0)
-         || (n >= (ssize_t) sizeof xz && memcmp (head, xz, sizeof xz) == 0)
-         || (n == (ssize_t) sizeof head && memcmp (head + TAR_MAGIC_OFFSET, "ustar", 5) == 0);
-}
-
 int
 save_target_check (void)
 {
-  const char *file = request.save;
-  int fd = open (file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT)
-    {
-      char *copy = strdup (file);
-      bool dir_ok = copy != NULL && access (dirname (copy), W_OK) == 0;
-      free (copy);
-      if (dir_ok)
-        return 0;
-      fprintf (stderr, "%s: --devroot-save=%s: its directory is missing or not writable; the "
-               "command was not run\n", PLUGIN_NAME, file);
-      return -1;
-    }
-  struct stat st;
-  const char *why = NULL;
-  if (fd < 0)
-    why = errno == ELOOP ? "a symbolic link" : strerror (errno);
-  else if (fstat (fd, &st) < 0)
-    why = strerror (errno);
-  else if (S_ISDIR (st.st_mode))
-    why = "a directory";
-  else if (!S_ISREG (st.st_mode))
-    why = "not a regular file";
-  else if (st.st_size > 0 && !looks_like_archive (fd))
-    why = "an existing file that is not an archive";
-  if (fd >= 0)
-    close (fd);
+  const char *why = save_target_refusal (request.save);
   if (why == NULL)
     return 0;
-  fprintf (stderr, "%s: --devroot-save=%s: refused, %s (it is left as it is); the command "
-           "was not run\n", PLUGIN_NAME, file, why);
+  if (strcmp (why, SAVE_TARGET_NO_DIR) == 0)
+    fprintf (stderr, "%s: --devroot-save=%s: %s; the command was not run\n", PLUGIN_NAME,
+             request.save, why);
+  else
+    fprintf (stderr, "%s: --devroot-save=%s: refused, %s (it is left as it is); the command "
+             "was not run\n", PLUGIN_NAME, request.save, why);
   return -1;
 }
 
-/* The first task prepares the root; the others wait for it, then find it ready, or failed
- * (the count of the step's tasks: slurm-job.h, as run --ephemeral counts them). */
+/* The first task prepares the job's named root; the others wait for it, then find it
+ * ready, or failed (the count of the step's tasks: slurm-job.h, as run --ephemeral counts
+ * them). */
 static int
 prepare_root (char *const *env, const char *name)
 {
@@ -324,24 +295,8 @@ collect_binds (const char *cwd, const char *home, struct binds *b)
   return 0;
 }
 
-/* export's --compress for FILE, from its name. */
-static const char *
-save_compression (const char *file)
-{
-  static const char *const by_suffix[][2] = {
-    { ".tar.gz", "gzip" }, { ".tgz", "gzip" }, { ".tar.xz", "xz" }, { ".tar", "none" },
-  };
-  size_t len = strlen (file);
-  for (size_t i = 0; i < sizeof by_suffix / sizeof by_suffix[0]; i++)
-    {
-      size_t n = strlen (by_suffix[i][0]);
-      if (len > n && strcmp (file + len - n, by_suffix[i][0]) == 0)
-        return by_suffix[i][1];
-    }
-  return "zstd";
-}
-
-/* --devroot-save: instead of becoming `enter-devroot run`, the task runs it as a child and
+/* --devroot-save of a job's named root (a step's own root is saved by run --ephemeral
+ * --save): instead of becoming `enter-devroot run`, the task runs it as a child and
  * waits; the last of the node's tasks to see its command end exports the root, so that a
  * failed save is the task's failure, on srun's stderr and in srun's status (an export in
  * slurmstepd after the tasks have exited could only be logged). Signals need no passing
@@ -403,18 +358,23 @@ task_init (spank_t sp)
       fprintf (stderr, "%s\n", request.refused);
       return -1;
     }
+  /* A step's own root is run --ephemeral's; a job's named root the plugin's. */
+  bool throwaway = request.name == NULL;
   char name[ROOT_NAME_MAX + 1];
   int argc;
   char **job_argv, **env;
   uint32_t step;
-  if (root_name (sp, name) < 0 || spank_get_item (sp, S_JOB_ARGV, &argc, &job_argv) != ESPANK_SUCCESS
+  if ((!throwaway && root_name (sp, name) < 0)
+      || spank_get_item (sp, S_JOB_ARGV, &argc, &job_argv) != ESPANK_SUCCESS
       || spank_get_item (sp, S_JOB_ENV, &env) != ESPANK_SUCCESS
       || spank_get_item (sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || argc < 1)
     {
       fprintf (stderr, "%s: cannot read the task's command and environment\n", PLUGIN_NAME);
       return -1;
     }
-  if (prepare_root (env, name) < 0)
+  /* run --save checks the target too, in its own words: this keeps the option's name in
+   * the line, and refuses before the node's first task creates anything. */
+  if (throwaway ? request.save != NULL && save_target_check () < 0 : prepare_root (env, name) < 0)
     return -1;
 
   char cwd[PATH_MAX];
@@ -467,7 +427,23 @@ task_init (spank_t sp)
         argv[i++] = "--env";
         argv[i++] = *e;
       }
-  argv[i++] = name;
+  if (throwaway)
+    {
+      /* The task's environment has the SLURM_* variables run --ephemeral names and counts
+       * the step's root by (a batch script's step, numbered by no number, gets a root of
+       * its own: it is one task). */
+      argv[i++] = "--ephemeral";
+      const char *source;
+      argv[i++] = create_option (env, &source);
+      argv[i++] = source;
+      if (request.save != NULL)
+        {
+          argv[i++] = "--save";
+          argv[i++] = request.save;
+        }
+    }
+  else
+    argv[i++] = name;
   argv[i++] = "--";
   char interp[SHEBANG_MAX];
   if (step == SLURM_BATCH_SCRIPT)
@@ -484,7 +460,7 @@ task_init (spank_t sp)
     for (int a = 0; a < argc; a++)
       argv[i++] = job_argv[a];
   argv[i] = NULL;
-  if (request.save != NULL)
+  if (!throwaway && request.save != NULL)
     run_then_save (sp, argv, env, name);
   exec_enter_devroot (argv, env);
   fprintf (stderr, "%s: cannot run %s: %s\n", PLUGIN_NAME, config.enter_devroot, strerror (errno));

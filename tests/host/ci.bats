@@ -353,3 +353,64 @@ EOS
 	assert_equal "$(cat "$W/out/artifact")" built
 	assert_no_roots
 }
+
+@test "ephemeral: --save exports the root after the command, before its removal; a failing command keeps its status and is saved too" {
+	"$EDR_BIN" remove r
+	edr_run run --ephemeral --save "$W/saved.tar.gz" -- sh -c 'echo made >/made'
+	assert_status 0
+	assert_no_roots
+	[[ $(head -c2 "$W/saved.tar.gz" | od -An -tx1 | tr -d ' ') == 1f8b ]] || fail "not gzip (by the suffix)"
+	"$EDR_BIN" create again --from "$W/saved.tar.gz" --quiet
+	assert_equal "$(cat "$(root_of again)/made")" made
+	"$EDR_BIN" remove again
+	edr_run run --ephemeral --save "$W/saved.tar.zst" -- sh -c 'echo second >/made; exit 7'
+	assert_status 7
+	[[ $(head -c4 "$W/saved.tar.zst" | od -An -tx1 | tr -d ' ') == 28b52ffd ]] || fail "not zstd"
+	"$EDR_BIN" create again --from "$W/saved.tar.zst" --quiet
+	assert_equal "$(cat "$(root_of again)/made")" second
+}
+
+@test "ephemeral: --save refuses a directory, a file that is not an archive and a missing directory before anything runs" {
+	"$EDR_BIN" remove r
+	mkdir "$W/dir"
+	echo "my notes" >"$W/notes.txt"
+	local target
+	for target in "$W/dir" "$W/notes.txt" "$W/nodir/x.tar"; do
+		edr_run run --ephemeral --save "$target" -- sh -c ": >$W/ran"
+		assert_status 125
+		[[ $stderr == "enter-devroot: run --save $target: "*"nothing was run" ]] || fail "$(last_run)"
+		[[ ! -e $W/ran ]] || fail "the command ran"
+		assert_no_roots
+	done
+	assert_equal "$(cat "$W/notes.txt")" "my notes"
+	edr_run run --save "$W/x.tar" r -- true
+	assert_status 125
+	[[ $stderr == *"--save exports the root --ephemeral creates"* ]] || fail "$(last_run)"
+}
+
+@test "ephemeral: a --save that fails after a successful command exits 125, says why, and the root is removed" {
+	"$EDR_BIN" remove r
+	mkdir "$W/out"
+	edr_run run --ephemeral --bind "$W/out:$W/out" --save "$W/out/saved.tar" -- chmod 555 "$W/out"
+	chmod 755 "$W/out"
+	assert_status 125
+	[[ $stderr == *"run --save: devroot ephemeral-"*" was not saved to $W/out/saved.tar (the line above says why)"* ]] ||
+		fail "$(last_run)"
+	[[ ! -e $W/out/saved.tar ]] || fail "an archive was written"
+	assert_no_roots
+}
+
+@test "ephemeral: --save in a Slurm step: the last of the node's tasks to leave exports the root they shared" {
+	"$EDR_BIN" remove r
+	export SLURM_JOB_ID=$((RANDOM + 1000)) SLURM_STEP_ID=0 SLURMD_NODENAME=n1 SLURM_NODEID=0
+	export SLURM_STEP_TASKS_PER_NODE=2
+	SLURM_PROCID=0 edr_run run --ephemeral --save "$W/step.tar" -- sh -c 'echo 0 >/task0'
+	assert_status 0
+	[[ ! -e $W/step.tar ]] || fail "the first task to leave saved the root"
+	[[ -d $(root_of "ephemeral-slurm-$SLURM_JOB_ID.0.n1") ]] || fail "the step's root is gone before its last task"
+	SLURM_PROCID=1 edr_run run --ephemeral --save "$W/step.tar" -- sh -c 'echo 1 >/task1'
+	assert_status 0
+	assert_no_roots
+	"$EDR_BIN" create again --from "$W/step.tar" --quiet
+	assert_equal "$(cat "$(root_of again)/task0" "$(root_of again)/task1")" $'0\n1'
+}

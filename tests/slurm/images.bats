@@ -83,7 +83,7 @@ teardown() { slurm_teardown; }
 		fail "a node asked the registry for the pinned manifest"
 	[[ -z $(grep -o '"GET /v2/img/blobs/sha256:[0-9a-f]*' <<<"$log" | sort | uniq -d) ]] ||
 		fail "a blob was downloaded twice"
-	[[ $(calls | grep -c " create .*--from docker://$REG/img@sha256:") -eq 2 ]] ||
+	[[ $(calls | grep -c ' run ') -gt 0 && $(calls | grep ' run ' | grep -vc -- "--from docker://$REG/img@sha256:") -eq 0 ]] ||
 		fail "the nodes did not create from the pinned reference: $(calls)"
 }
 
@@ -93,7 +93,7 @@ teardown() { slurm_teardown; }
 	[[ $stderr == *"no such image"* && $stderr == *"cannot fetch image docker://$REG/img:nope"* ]] ||
 		fail "no cause on srun's stderr: $(last_run)"
 	[[ ! -e $T/ran ]] || fail "the command ran"
-	[[ $(calls | grep -c ' create ') -eq 0 ]] || fail "a task tried to create: $(calls)"
+	[[ $(calls | grep -c ' run ') -eq 0 ]] || fail "a task started: $(calls)"
 }
 
 @test "images: four concurrent cold jobs from docker:// share one cache and download each blob once" {
@@ -143,7 +143,7 @@ $gets"
 	run --separate-stderr srun_ -N1 -n1 --container-image=./t.tar.gz grep -c busybox /etc/os-release
 	assert_success
 	assert_output "1"
-	[[ $(calls | grep -c " create slurm-[^ ]* --from ./t.tar.gz$") -eq 1 ]] || fail "$(calls)"
+	[[ $(calls | grep -c -- " run .*--ephemeral --from ./t.tar.gz -- ") -eq 1 ]] || fail "$(calls)"
 }
 
 @test "images: pyxis_compat=1 refuses REGISTRY/IMAGE, which pyxis sends to Docker Hub, saying to write REGISTRY#IMAGE" {
@@ -162,7 +162,7 @@ $gets"
 	assert_output "$(printf 'from the image\nfrom the image')"
 	[[ $stderr != *"no template catalogue"* ]] || fail "$(last_run)"
 	[[ $(calls | grep -c ' fetch debian-bookworm-build$') -eq 1 ]] || fail "$(calls)"
-	[[ $(calls | grep -c ' create slurm-[^ ]* --from docker://[^ ]*@sha256:[0-9a-f]*$') -eq 2 ]] ||
+	[[ $(calls | grep -c ' run ') -eq 2 && $(calls | grep ' run ' | grep -vc -- '--from docker://[^ ]*@sha256:[0-9a-f]* ') -eq 0 ]] ||
 		fail "the nodes did not create from the pinned image: $(calls)"
 	[[ $(tail -n +"$((mark + 1))" "$S/reg.log" | grep -c '"GET /v2/library/buildpack-deps/manifests/bookworm ') -eq 1 ]] ||
 		fail "the tag was resolved other than once"
