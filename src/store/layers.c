@@ -1,10 +1,9 @@
-/* The layer store and flat roots made from it (see layers.h). */
+/* The layer store (see layers.h); the flat roots made from it are flatten.c's. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/fs.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +11,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,10 +25,6 @@
 
 #define LAYERS_DIR_MODE 0700
 #define DIGEST_PREFIX "sha256:"
-#define OPAQUE_XATTR "user.overlay.opaque"
-/* Deeper trees cannot come out of the extractor (PATH_MAX bounds them); each level of the
- * merge holds two fds. */
-#define FLATTEN_MAX_DEPTH 2048
 
 /* The layer being unpacked: removed if the create dies. */
 static char *staging;
@@ -330,252 +323,6 @@ layer_ensure_archive (struct source *src, const struct extract_opts *xopts,
     }
   layer_unpack (src, NULL, xopts, hex, archive_hex);
   archive_layer_record (archive_hex, hex);
-}
-
-/* ---- Flattening */
-
-struct dir_fix
-{
-  char *path;
-  struct stat st;
-  size_t seq;
-};
-
-struct flattener
-{
-  struct cloner c;
-  const char *hex; /* the layer being merged, for messages */
-  struct dir_fix *fixes;
-  size_t n_fixes, cap_fixes;
-};
-
-__attribute__((noreturn)) static void
-flatten_fail (struct flattener *f, const char *rel)
-{
-  die_with_error ("cannot copy '%s' of layer %s into the new root", rel[0] ? rel : ".", f->hex);
-}
-
-static bool
-is_whiteout (const struct stat *st)
-{
-  return S_ISCHR (st->st_mode) && st->st_rdev == makedev (0, 0);
-}
-
-static bool
-is_opaque (int dirfd)
-{
-  char v[2];
-  return fgetxattr (dirfd, OPAQUE_XATTR, v, sizeof v) == 1 && v[0] == 'y';
-}
-
-/* Remove everything inside DIRFD (what lower layers left in an opaque directory). */
-static void
-empty_dir (struct flattener *f, int dirfd, const char *rel)
-{
-  int dfd = dup (dirfd);
-  DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
-  if (d == NULL)
-    {
-      if (dfd >= 0)
-        close (dfd);
-      flatten_fail (f, rel);
-    }
-  struct dirent *de;
-  while ((de = readdir (d)) != NULL)
-    if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
-      {
-        if (rm_rf_at (dirfd, de->d_name) < 0)
-          flatten_fail (f, rel);
-        rewinddir (d);
-      }
-  closedir (d);
-}
-
-static void
-add_fix (struct flattener *f, const char *rel, const struct stat *st)
-{
-  if (f->n_fixes == f->cap_fixes)
-    {
-      f->cap_fixes = f->cap_fixes ? 2 * f->cap_fixes : 64;
-      f->fixes = xrealloc (f->fixes, f->cap_fixes * sizeof *f->fixes);
-    }
-  f->fixes[f->n_fixes] = (struct dir_fix) { xstrdup (rel), *st, f->n_fixes };
-  f->n_fixes++;
-}
-
-/* Merge the layer directory SRC into the root's directory DST (REL from the root). */
-static void
-merge_dir (struct flattener *f, int src, int dst, const char *rel, int depth)
-{
-  if (depth > FLATTEN_MAX_DEPTH)
-    {
-      errno = ELOOP;
-      flatten_fail (f, rel);
-    }
-  int dfd = dup (src);
-  DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
-  if (d == NULL)
-    {
-      if (dfd >= 0)
-        close (dfd);
-      flatten_fail (f, rel);
-    }
-  struct dirent *de;
-  while ((errno = 0, de = readdir (d)) != NULL)
-    {
-      const char *name = de->d_name;
-      if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
-        continue;
-      interrupt_check ();
-      cleanup_free char *path = rel[0] ? xasprintf ("%s/%s", rel, name) : xstrdup (name);
-      struct stat st, below;
-      if (fstatat (src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        flatten_fail (f, path);
-      bool exists = fstatat (dst, name, &below, AT_SYMLINK_NOFOLLOW) == 0;
-      if (is_whiteout (&st))
-        {
-          if (exists && rm_rf_at (dst, name) < 0)
-            flatten_fail (f, path);
-          continue;
-        }
-      /* A directory its owner cannot read or search (0311, 0000), a file it cannot read:
-       * given the permission while it is copied (an overlay's mounter has it through its
-       * user namespace; a plain user copying has only this). */
-      mode_t need = S_ISDIR (st.st_mode) ? S_IRUSR | S_IXUSR : S_ISREG (st.st_mode) ? S_IRUSR : 0;
-      bool opened_up = (st.st_mode & need) != need;
-      if (opened_up && fchmodat (src, name, (st.st_mode | need) & 07777, 0) < 0)
-        flatten_fail (f, path);
-      if (S_ISDIR (st.st_mode))
-        {
-          cleanup_fd int s = openat (src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-          if (s < 0)
-            flatten_fail (f, path);
-          if (exists && !S_ISDIR (below.st_mode))
-            {
-              if (unlinkat (dst, name, 0) < 0)
-                flatten_fail (f, path);
-              exists = false;
-            }
-          /* Created 0700: the layers above may still write into it; its own mode and
-           * times come at the end (flatten_fixups). */
-          if (!exists && mkdirat (dst, name, 0700) < 0)
-            flatten_fail (f, path);
-          cleanup_fd int t = openat (dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-          if (t < 0)
-            flatten_fail (f, path);
-          if (exists && is_opaque (s))
-            empty_dir (f, t, path);
-          merge_dir (f, s, t, path, depth + 1);
-          if (clone_xattrs (s, t) < 0)
-            flatten_fail (f, path);
-          add_fix (f, path, &st);
-        }
-      else
-        {
-          if (exists && rm_rf_at (dst, name) < 0)
-            flatten_fail (f, path);
-          if (clone_entry (&f->c, src, dst, name, &st, path) < 0)
-            flatten_fail (f, path);
-        }
-      if (opened_up && fchmodat (src, name, st.st_mode & 07777, 0) < 0)
-        flatten_fail (f, path);
-    }
-  if (errno != 0)
-    flatten_fail (f, rel);
-  closedir (d);
-}
-
-static int
-compare_fix_path (const void *pa, const void *pb)
-{
-  const struct dir_fix *a = pa, *b = pb;
-  int c = strcmp (a->path, b->path);
-  return c != 0 ? c : (a->seq > b->seq) - (a->seq < b->seq);
-}
-
-static size_t
-path_depth (const char *p)
-{
-  size_t n = 1;
-  for (; *p; p++)
-    n += *p == '/';
-  return n;
-}
-
-static int
-compare_fix_depth (const void *pa, const void *pb)
-{
-  const struct dir_fix *a = pa, *b = pb;
-  size_t da = path_depth (a->path), db = path_depth (b->path);
-  return (da < db) - (da > db); /* deepest first */
-}
-
-/* Each directory's mode and times, from the topmost layer that has it, deepest first (a
- * read-only directory cannot block its children's). One a later layer replaced by a file
- * or removed is skipped. */
-static void
-flatten_fixups (struct flattener *f, int rootfd)
-{
-  if (f->n_fixes == 0)
-    return;
-  qsort (f->fixes, f->n_fixes, sizeof *f->fixes, compare_fix_path);
-  size_t kept = 0;
-  for (size_t i = 0; i < f->n_fixes; i++)
-    if (i + 1 < f->n_fixes && strcmp (f->fixes[i].path, f->fixes[i + 1].path) == 0)
-      free (f->fixes[i].path);
-    else
-      f->fixes[kept++] = f->fixes[i];
-  f->n_fixes = kept;
-  qsort (f->fixes, f->n_fixes, sizeof *f->fixes, compare_fix_depth);
-  for (size_t i = 0; i < f->n_fixes; i++)
-    {
-      const struct dir_fix *x = &f->fixes[i];
-      struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-                              .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
-                                         | RESOLVE_NO_MAGICLINKS };
-      cleanup_fd int fd = (int) syscall (SYS_openat2, rootfd, x->path, &how, sizeof how);
-      if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
-        continue;
-      struct timespec t[2] = { x->st.st_atim, x->st.st_mtim };
-      if (fd < 0 || fchmod (fd, x->st.st_mode & 07777) < 0 || futimens (fd, t) < 0)
-        die_with_error ("cannot set the mode and times of '%s' in the new root", x->path);
-    }
-}
-
-uint64_t
-layers_flatten (int rootfd, char *const *hexes, size_t n)
-{
-  struct flattener f = { .c = { .dst_root = rootfd } };
-  for (size_t i = 0; i < n; i++)
-    {
-      f.hex = hexes[i];
-      cleanup_free char *tree = layer_tree_path (hexes[i]);
-      cleanup_fd int src = open (tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (src < 0)
-        die_with_error ("cannot open layer %s", tree);
-      if (i > 0 && is_opaque (src))
-        empty_dir (&f, rootfd, "");
-      cloner_forget_links (&f.c);
-      merge_dir (&f, src, rootfd, "", 0);
-    }
-  flatten_fixups (&f, rootfd);
-  for (size_t i = 0; i < f.n_fixes; i++)
-    free (f.fixes[i].path);
-  free (f.fixes);
-  cloner_forget_links (&f.c);
-  return f.c.bytes;
-}
-
-void
-layers_root_mode (int rootfd, const char *hex)
-{
-  cleanup_free char *tree = layer_tree_path (hex);
-  struct stat st;
-  if (stat (tree, &st) < 0)
-    die_with_error ("cannot read the mode of %s", tree);
-  struct timespec t[2] = { st.st_atim, st.st_mtim };
-  if (fchmod (rootfd, st.st_mode & 07777) < 0 || futimens (rootfd, t) < 0)
-    die_with_error ("cannot set the mode and times of the new root");
 }
 
 /* ---- cache list, cache clean */
