@@ -32,7 +32,7 @@
 #include "common/roots.h"
 #include "common/util.h"
 #include "common/verbose.h"
-#include "enter/enter.h"
+#include "enter/mounts.h"
 #include "enter/hostfiles.h"
 
 /* resolv.conf is a few lines, hosts rarely more than a few hundred. */

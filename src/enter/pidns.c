@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "enter/enter.h"
+#include "enter/mounts.h"
 #include "enter/pidns.h"
 #include "enter/supervise.h"
 
