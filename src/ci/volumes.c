@@ -3,13 +3,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ci/volumes.h"
@@ -52,26 +50,10 @@ ci_volume_target_valid (const char *target, char **normal)
 
 /* ---- writing the destination: one component at a time, never through a symlink */
 
-static bool no_openat2;
-
 static int
 open_dir_beneath (int dirfd, const char *name)
 {
-  int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-#ifdef SYS_openat2
-  if (!no_openat2)
-    {
-      struct open_how how = {
-        .flags = (uint64_t) flags,
-        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-      };
-      int fd = (int) syscall (SYS_openat2, dirfd, name, &how, sizeof how);
-      if (fd >= 0 || errno != ENOSYS)
-        return fd;
-      no_openat2 = true;
-    }
-#endif
-  return openat (dirfd, name, flags);
+  return walk_open_beneath (dirfd, name, O_RDONLY | O_DIRECTORY);
 }
 
 /* The directory NAME in DIRFD, made when missing; anything else there (a symlink, a file)

@@ -18,11 +18,10 @@
 
 static bool no_openat2;
 
-/* NAME (one component) in DIRFD, never through a symlink. openat2 where the kernel has
- * it; without it, O_NOFOLLOW does the same for one component, and the caller's fstat
- * check (same_inode) catches anything else swapped in. */
-static int
-open_beneath (int dirfd, const char *name, int flags)
+/* See walk.h. Without openat2, O_NOFOLLOW does the same for one component, and the
+ * caller's fstat check (same_inode) catches anything else swapped in. */
+int
+walk_open_beneath (int dirfd, const char *name, int flags)
 {
   flags |= O_NOFOLLOW | O_CLOEXEC;
 #ifdef SYS_openat2
@@ -207,7 +206,7 @@ examine (struct walker *w, struct walk_entry *e)
        * for a writer. */
       int flags = S_ISDIR (e->st.st_mode) ? O_RDONLY | O_DIRECTORY
                                           : O_RDONLY | O_NONBLOCK | O_NOCTTY;
-      e->fd = open_beneath (e->dirfd, e->name, flags);
+      e->fd = walk_open_beneath (e->dirfd, e->name, flags);
       if (e->fd < 0 && errno_means_changed ())
         changed (w, e->path);
       if (e->fd < 0)

@@ -58,3 +58,8 @@ struct walk_ops
  * export 'r'", a directory's path). */
 void walk_tree (int rootfd, const char *what, const struct walk_ops *ops, void *data);
 
+/* NAME (one component) in DIRFD, opened with FLAGS | O_NOFOLLOW | O_CLOEXEC and never
+ * through a symlink: openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS
+ * where the kernel has it, else openat (O_NOFOLLOW: the last component only, so a caller
+ * without openat2 checks what it got with fstat). -1 with errno. */
+int walk_open_beneath (int dirfd, const char *name, int flags);
