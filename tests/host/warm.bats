@@ -72,6 +72,21 @@ gone() {
 	return 1
 }
 
+@test "warm: an overlay root's runs join a keeper too (its mount points are in the upper and the layers)" {
+	ENTER_DEVROOT_LAYOUT=overlay "$EDR_BIN" create r2 --from "$EDR_TEMPLATE" --quiet ||
+		skip "no overlay roots here"
+	prime r2
+	first=$(ns_of_run r2)
+	mapfile -t k < <(keepers r2)
+	[[ ${#k[@]} -eq 1 ]] || fail "expected one keeper of the overlay root in list, got: ${k[*]}"
+	assert_equal "$(pidns "${k[0]}")" "$first"
+	assert_equal "$(ns_of_run r2)" "$first"
+	# Deleted inside (a whiteout over the layer's file) and made again: a new view, not the kept one.
+	ENTER_DEVROOT_KEEP_IDLE=0 "$EDR_BIN" run --mode userns --no-host-dns r2 -- rm /etc/hosts </dev/null
+	prime r2
+	[[ $(ns_of_run r2) != "$first" ]] || fail "joined a view whose /etc/hosts was replaced"
+}
+
 @test "warm: a second run joins the namespaces the first one left to a keeper" {
 	first=$(ns_of_run r)
 	mapfile -t k < <(keepers r)
