@@ -243,8 +243,17 @@ inuse_command (pid_t pid)
 /* How many processes inside inuse_find looks at to name one the user started. */
 #define INUSE_FIND_CANDIDATES 16
 
+static bool
+pid_in (pid_t pid, const pid_t *set, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (set[i] == pid)
+      return true;
+  return false;
+}
+
 pid_t
-inuse_find (const char *root)
+inuse_find_besides (const char *root, const pid_t *skip, size_t n_skip)
 {
   struct target id;
   if (target_init (root, &id) < 0)
@@ -254,6 +263,11 @@ inuse_find (const char *root)
   free (id.upperdir);
   if (n > N_ELEMENTS (pids))
     n = N_ELEMENTS (pids);
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!pid_in (pids[i], skip, n_skip))
+      pids[kept++] = pids[i];
+  n = kept;
   /* A userns-mode job's PID 1 is enter-devroot's own init: name what the user started. */
   for (size_t i = 0; i < n; i++)
     {
@@ -262,6 +276,12 @@ inuse_find (const char *root)
         return pids[i];
     }
   return n > 0 ? pids[0] : 0;
+}
+
+pid_t
+inuse_find (const char *root)
+{
+  return inuse_find_besides (root, NULL, 0);
 }
 
 static int

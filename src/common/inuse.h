@@ -9,6 +9,9 @@
 
 /* One process inside ROOT, or 0 when none is. */
 pid_t inuse_find (const char *root);
+/* The same, not counting the processes SKIP[0..N_SKIP) (a root's idle keepers, which
+ * `remove` stops itself: an overlay root's keeper has the root mounted). */
+pid_t inuse_find_besides (const char *root, const pid_t *skip, size_t n_skip);
 
 /* The parent of PID, from /proc/PID/status; 0 when unknown. */
 pid_t inuse_parent_of (pid_t pid);

@@ -292,7 +292,13 @@ check_removable (const struct store_paths *p, const char *name, bool force)
   struct stat st;
   if (lstat (root, &st) < 0)
     die ("cannot remove '%s': no such devroot", name);
-  pid_t pid = force ? 0 : inuse_find (root);
+  /* A warm run's keeper is not a process inside (remove stops it); an overlay root's
+   * has the root mounted, which the check would otherwise count. */
+  pid_t keepers[16];
+  size_t n_keepers = inuse_keepers (p->locks, name, keepers, N_ELEMENTS (keepers));
+  if (n_keepers > N_ELEMENTS (keepers))
+    n_keepers = N_ELEMENTS (keepers);
+  pid_t pid = force ? 0 : inuse_find_besides (root, keepers, n_keepers);
   if (pid != 0)
     {
       cleanup_free char *comm = inuse_command (pid);
