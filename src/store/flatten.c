@@ -44,6 +44,10 @@ struct flattener
 __attribute__((noreturn)) static void
 flatten_fail (struct flattener *f, const char *rel)
 {
+  /* A signal that broke the copy (EINTR) ends it as an interrupted create: 128+N. */
+  int saved = errno;
+  interrupt_check ();
+  errno = saved;
   die_with_error ("cannot copy '%s' of layer %s into the new root", rel[0] ? rel : ".", f->hex);
 }
 
