@@ -55,11 +55,9 @@ restore_xattrs (struct extractor *x, struct archive_entry *e, const char *entry,
   archive_entry_xattr_reset (e);
   while (archive_entry_xattr_next (e, &name, &value, &size) == ARCHIVE_OK)
     {
-      /* A layer is an overlay's lowerdir (layers.h), where these would steer the overlay. */
-      if (x->opts->overlay_form && (str_has_prefix (name, XATTR_OVERLAY_PREFIX)
-                                    || str_has_prefix (name, XATTR_TRUSTED_OVERLAY_PREFIX)))
-        return refuse (x, entry, "it carries the extended attribute %s, which would steer an "
-                       "overlay using the layer", name);
+      /* Never user.overlay.* (nor trusted.*): a layer is an overlay's lowerdir (layers.h),
+       * where they would steer the overlay. Dropped, not refused: rootless podman's own
+       * exports carry user.overlay.origin and the like. */
       bool capability = strcmp (name, XATTR_CAPABILITY) == 0;
       if (!capability && (!str_has_prefix (name, XATTR_USER_PREFIX)
                           || str_has_prefix (name, XATTR_OVERLAY_PREFIX)))

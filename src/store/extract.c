@@ -55,8 +55,8 @@
  * tree of its own, where the whiteouts are kept for an overlay or a flattening to apply
  * rather than applied (extract-whiteout.c keep_whiteout: ".wh.NAME" becomes a 0/0
  * character device, ".wh..wh..opq" user.overlay.opaque="y"; one through a lower layer's
- * symlink is still refused, looked up in extract_opts.lowers); an entry carrying a
- * user.overlay.* or trusted.overlay.* attribute is refused instead of dropped; a hard link
+ * symlink is still refused, looked up in extract_opts.lowers); user.overlay.* and
+ * trusted.overlay.* attributes are dropped as everywhere (never in a layer); a hard link
  * to a lower layer's file becomes a copy of it; and the uncompressed tar stream is hashed
  * (result.diff_id), whatever the compression (extract-read.c).
  *

@@ -21,9 +21,9 @@ struct extract_opts
   bool start_writeback;
   /* Unpacking one layer into the layer store (layers.h): whiteouts are kept in overlay form
    * (".wh.NAME" becomes a 0/0 character device NAME, ".wh..wh..opq" the xattr
-   * user.overlay.opaque="y" on its directory) instead of being applied, and an entry
-   * carrying a trusted.overlay.* or user.overlay.* xattr is refused, not dropped: a layer
-   * is an overlay's lowerdir, where such an xattr would steer the overlay. */
+   * user.overlay.opaque="y" on its directory) instead of being applied. An entry's own
+   * trusted.overlay.* or user.overlay.* xattrs are dropped, as always (one warning): a
+   * layer is an overlay's lowerdir, where such an xattr would steer the overlay. */
   bool overlay_form;
   /* With overlay_form, for an image's layer: the trees of the layers below it, top first
    * (NULL-terminated; NULL for none). A hard link to a file none of this layer's entries
