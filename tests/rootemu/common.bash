@@ -34,6 +34,8 @@ rootemu_setup_dirs() {
 	T=$BATS_TEST_TMPDIR
 	export HOME=$T/home
 	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
+	# Flat roots: the tests write the repository's sources.list into the root from the host.
+	export ENTER_DEVROOT_LAYOUT=flat
 	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
 	umask 022
 	cd "$T" || return
