@@ -36,7 +36,8 @@ struct dir_fix
 struct flattener
 {
   struct cloner c;
-  const char *hex; /* the layer being merged, for messages */
+  const char *what; /* what the root is made from (the archive, the image), for messages */
+  const char *hex;  /* the layer being merged, for messages */
   struct dir_fix *fixes;
   size_t n_fixes, cap_fixes;
 };
@@ -48,7 +49,8 @@ flatten_fail (struct flattener *f, const char *rel)
   int saved = errno;
   interrupt_check ();
   errno = saved;
-  die_with_error ("cannot copy '%s' of layer %s into the new root", rel[0] ? rel : ".", f->hex);
+  die_with_error ("%s: cannot copy '%s' of layer %s into the new root", f->what,
+                  rel[0] ? rel : ".", f->hex);
 }
 
 static bool
@@ -239,9 +241,9 @@ flatten_fixups (struct flattener *f, int rootfd)
 }
 
 uint64_t
-layers_flatten (int rootfd, char *const *hexes, size_t n)
+layers_flatten (int rootfd, char *const *hexes, size_t n, const char *what)
 {
-  struct flattener f = { .c = { .dst_root = rootfd } };
+  struct flattener f = { .c = { .dst_root = rootfd }, .what = what };
   for (size_t i = 0; i < n; i++)
     {
       f.hex = hexes[i];

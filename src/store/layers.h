@@ -54,7 +54,8 @@ char *layer_tree_path (const char *hex);
  * remove, opaque directories hide what is below; user.overlay.* is never copied. Never
  * decompresses. The root directory's own mode and times are left to layers_root_mode.
  * Returns the regular-file bytes copied; die()s on failure. */
-uint64_t layers_flatten (int rootfd, char *const *hexes, size_t n);
+/* WHAT (the archive or image the root is made from) starts each error line. */
+uint64_t layers_flatten (int rootfd, char *const *hexes, size_t n, const char *what);
 
 /* Give ROOTFD the mode and times of the layer HEX's root directory (the top layer's): once
  * the new root is in place (moving a directory needs write permission on it). */

@@ -285,7 +285,7 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   else
     {
       char *hexes[] = { hex, NULL };
-      m.size_bytes = layers_flatten (c.rootfd, hexes, 1);
+      m.size_bytes = layers_flatten (c.rootfd, hexes, 1, src->description);
       account_ensure_user (c.rootfd);
       take_image_config (c.rootfd, &take);
       creation_commit (&c, &m);
@@ -329,7 +329,7 @@ store_create_from_layers (const char *name, const char *origin, const char *sha2
       char **list = xcalloc (n + 1, sizeof *list);
       for (size_t i = 0; i < n; i++)
         list[i] = hexes[i];
-      m.size_bytes = layers_flatten (c.rootfd, list, n);
+      m.size_bytes = layers_flatten (c.rootfd, list, n, origin);
       free (list);
       if (finish != NULL)
         finish (c.rootfd, data);
