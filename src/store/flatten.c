@@ -66,9 +66,9 @@ is_opaque (int dirfd)
   return fgetxattr (dirfd, OPAQUE_XATTR, v, sizeof v) == 1 && v[0] == 'y';
 }
 
-/* Remove everything inside DIRFD (what lower layers left in an opaque directory). */
-static void
-empty_dir (struct flattener *f, int dirfd, const char *rel)
+/* A directory stream of its own on DIRFD (REL from the root, for the message). */
+static DIR *
+open_dir_stream (struct flattener *f, int dirfd, const char *rel)
 {
   int dfd = dup (dirfd);
   DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
@@ -78,6 +78,14 @@ empty_dir (struct flattener *f, int dirfd, const char *rel)
         close (dfd);
       flatten_fail (f, rel);
     }
+  return d;
+}
+
+/* Remove everything inside DIRFD (what lower layers left in an opaque directory). */
+static void
+empty_dir (struct flattener *f, int dirfd, const char *rel)
+{
+  DIR *d = open_dir_stream (f, dirfd, rel);
   struct dirent *de;
   while ((de = readdir (d)) != NULL)
     if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
@@ -110,14 +118,7 @@ merge_dir (struct flattener *f, int src, int dst, const char *rel, int depth)
       errno = ELOOP;
       flatten_fail (f, rel);
     }
-  int dfd = dup (src);
-  DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
-  if (d == NULL)
-    {
-      if (dfd >= 0)
-        close (dfd);
-      flatten_fail (f, rel);
-    }
+  DIR *d = open_dir_stream (f, src, rel);
   struct dirent *de;
   while ((errno = 0, de = readdir (d)) != NULL)
     {
