@@ -6,18 +6,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <linux/openat2.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "store/extract-internal.h"
+#include "store/walk.h"
 
 /* Make room for a non-directory REL called LEAF: remove an earlier non-directory of that
  * name (never following it); refuse to replace a directory, unless a lower layer left it. */
@@ -243,11 +242,7 @@ copy_from_lower (struct extractor *x, const char *entry, const char *rel, int df
   for (char *const *l = x->opts->lowers; *l != NULL; l++)
     {
       cleanup_fd int tree = open (*l, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                              .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
-                                         | RESOLVE_NO_MAGICLINKS };
-      cleanup_fd int fd = tree < 0 ? -1 : (int) syscall (SYS_openat2, tree, target, &how,
-                                                         sizeof how);
+      cleanup_fd int fd = tree < 0 ? -1 : walk_open_path_beneath (tree, target, O_PATH);
       struct stat st;
       if (fd < 0 || fstat (fd, &st) < 0)
         continue; /* not in this layer (or a symlink on the way: not that file) */

@@ -3,11 +3,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -15,6 +13,7 @@
 #include "common/roots.h"
 #include "common/util.h"
 #include "store/extract-internal.h"
+#include "store/walk.h"
 
 /* Remove REL (LEAF in DFD), a file or a whole tree a lower layer left: the walk cache may
  * hold a directory inside it, and the directory fixups under it no longer apply. */
@@ -179,11 +178,7 @@ lower_non_directory (struct extractor *x, const char *parent)
         for (char *const *l = x->opts->lowers; *l != NULL; l++)
           {
             cleanup_fd int tree = open (*l, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                                    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
-                                               | RESOLVE_NO_MAGICLINKS };
-            cleanup_fd int fd = tree < 0 ? -1 : (int) syscall (SYS_openat2, tree, p, &how,
-                                                               sizeof how);
+            cleanup_fd int fd = tree < 0 ? -1 : walk_open_path_beneath (tree, p, O_PATH);
             struct stat st;
             if (fd < 0 || fstat (fd, &st) < 0)
               continue;

@@ -5,12 +5,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -20,6 +18,7 @@
 #include "store/clone.h"
 #include "store/interrupt.h"
 #include "store/layers.h"
+#include "store/walk.h"
 
 #define OPAQUE_XATTR "user.overlay.opaque"
 /* Deeper trees cannot come out of the extractor (PATH_MAX bounds them); each level of the
@@ -229,10 +228,7 @@ flatten_fixups (struct flattener *f, int rootfd)
   for (size_t i = 0; i < f->n_fixes; i++)
     {
       const struct dir_fix *x = &f->fixes[i];
-      struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-                              .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
-                                         | RESOLVE_NO_MAGICLINKS };
-      cleanup_fd int fd = (int) syscall (SYS_openat2, rootfd, x->path, &how, sizeof how);
+      cleanup_fd int fd = walk_open_path_beneath (rootfd, x->path, O_RDONLY | O_DIRECTORY);
       if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
         continue;
       struct timespec t[2] = { x->st.st_atim, x->st.st_mtim };
