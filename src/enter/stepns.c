@@ -50,6 +50,7 @@
 #include "common/inuse.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "common/verbose.h"
 #include "enter/pidns.h"
 #include "enter/slurmstep.h"
 #include "enter/stepns.h"
@@ -72,6 +73,25 @@ static int
 sys_pidfd_open (pid_t pid)
 {
   return (int) syscall (SYS_pidfd_open, pid, 0);
+}
+
+/* Whether this kernel has pidfds (Linux 5.3), which a keeper and each run joining it rely
+ * on; without them (an older kernel, or valgrind, which does not know the call) every run
+ * makes namespaces of its own, as a first run does. */
+static bool
+pidfds_work (void)
+{
+  static int known = -1;
+  if (known < 0)
+    {
+      int fd = sys_pidfd_open (getpid ());
+      known = fd >= 0;
+      if (fd >= 0)
+        close (fd);
+      else
+        verbose ("pidfd_open: %s: namespaces are not shared between runs", strerror (errno));
+    }
+  return known;
 }
 
 /* Take an exclusive (or shared) lock on PATH's file, opening it again if the path was
@@ -107,7 +127,8 @@ stepns_from_env (const char *root_name, struct stepns *ns)
 {
   struct step_share s;
   *ns = (struct stepns) { .state_fd = -1, .hold_fd = -1, .keeper_fd = -1 };
-  if (getenv ("ENTER_DEVROOT_STEP_PRIVATE") != NULL || !step_share_from_env (&s, NULL))
+  if (getenv ("ENTER_DEVROOT_STEP_PRIVATE") != NULL || !pidfds_work ()
+      || !step_share_from_env (&s, NULL))
     return false;
   struct store_paths p;
   store_paths_from_env (&p);
@@ -169,6 +190,8 @@ bool
 stepns_warm_init (const char *root_name, uint64_t key, unsigned idle, struct stepns *ns)
 {
   *ns = (struct stepns) { .state_fd = -1, .hold_fd = -1, .keeper_fd = -1, .idle = idle };
+  if (!pidfds_work ())
+    return false;
   struct store_paths p;
   store_paths_from_env (&p);
   struct stat st;
