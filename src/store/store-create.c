@@ -137,6 +137,7 @@ creation_commit (struct creation *c, const struct meta *m)
   /* The root is in place: the create has succeeded, whatever signal comes now. */
   interrupt_commit ();
   set_die_cleanup (NULL);
+  free (cleanup_overlay); /* the only slot it owns: staging and meta are C's */
   cleanup_staging = cleanup_overlay = cleanup_meta = NULL;
 }
 
