@@ -14,37 +14,15 @@
 #include "common/util.h"
 #include "store/walk.h"
 
-/* ---- opening one component */
+/* ---- opening beneath a directory */
 
 static bool no_openat2;
-
-/* See walk.h. Without openat2, O_NOFOLLOW does the same for one component, and the
- * caller's fstat check (same_inode) catches anything else swapped in. */
-int
-walk_open_beneath (int dirfd, const char *name, int flags)
-{
-  flags |= O_NOFOLLOW | O_CLOEXEC;
-#ifdef SYS_openat2
-  if (!no_openat2)
-    {
-      struct open_how how = {
-        .flags = (uint64_t) flags,
-        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-      };
-      int fd = (int) syscall (SYS_openat2, dirfd, name, &how, sizeof how);
-      if (fd >= 0 || errno != ENOSYS)
-        return fd;
-      no_openat2 = true;
-    }
-#endif
-  return openat (dirfd, name, flags);
-}
 
 /* See walk.h. The fallback opens each component by itself with O_NOFOLLOW, so neither a
  * symlink nor ".." anywhere on the way is followed: RESOLVE_BENEATH's and
  * RESOLVE_NO_SYMLINKS's answers, ELOOP (ENOTDIR for a symlink on the way) and EXDEV. */
 int
-walk_open_path_beneath (int dirfd, const char *path, int flags)
+walk_open_beneath (int dirfd, const char *path, int flags)
 {
   flags |= O_NOFOLLOW | O_CLOEXEC;
 #ifdef SYS_openat2

@@ -58,14 +58,10 @@ struct walk_ops
  * export 'r'", a directory's path). */
 void walk_tree (int rootfd, const char *what, const struct walk_ops *ops, void *data);
 
-/* NAME (one component) in DIRFD, opened with FLAGS | O_NOFOLLOW | O_CLOEXEC and never
- * through a symlink: openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS
- * where the kernel has it, else openat (O_NOFOLLOW: the last component only, so a caller
- * without openat2 checks what it got with fstat). -1 with errno. */
-int walk_open_beneath (int dirfd, const char *name, int flags);
-
-/* PATH (relative, any number of components) beneath DIRFD, opened with FLAGS | O_NOFOLLOW
- * | O_CLOEXEC through no symlink and no "..": openat2 as above where the kernel (or
- * valgrind) has it, else one component at a time. -1 with errno (ELOOP or ENOTDIR for a
+/* PATH (relative: one component or more) beneath DIRFD, opened with FLAGS | O_NOFOLLOW |
+ * O_CLOEXEC through no symlink and no "..": openat2 with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS where the kernel (or valgrind) has it, else
+ * one component at a time with O_NOFOLLOW (so a caller of one that cannot tell what it got
+ * checks it with fstat). -1 with errno (ELOOP or ENOTDIR for a
  * symlink, EXDEV for an escape). */
-int walk_open_path_beneath (int dirfd, const char *path, int flags);
+int walk_open_beneath (int dirfd, const char *path, int flags);

@@ -1,9 +1,15 @@
 /* walk.c: what the walk hands out, in which order, and what it never opens. */
 #include "unit.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -178,6 +184,84 @@ too_deep_a_tree_is_refused (void **state)
   assert_int_equal (rm_rf_at (AT_FDCWD, dir), 0);
 }
 
+/* walk_open_beneath's answers on a tree with a symlink on the way, one at the end, an
+ * escape and a type mismatch: 0 if all are right, else the number of the first wrong one. */
+static int
+open_beneath_answers (int rootfd)
+{
+  struct
+  {
+    const char *path;
+    int flags;
+    int err; /* 0: opens; else the errno, or -1 for ELOOP or ENOTDIR */
+  } cases[] = {
+    { "a/b/f", O_RDONLY, 0 },
+    { "a//b/f", O_RDONLY, 0 },
+    { "a/b", O_RDONLY | O_DIRECTORY, 0 },
+    { "a/l/f", O_RDONLY, -1 },    /* a symlink on the way */
+    { "a/esc", O_RDONLY, -1 },    /* a symlink at the end, to / */
+    { "../x", O_RDONLY, EXDEV },
+    { "/etc/passwd", O_RDONLY, EXDEV },
+    { "a/b/f", O_RDONLY | O_DIRECTORY, ENOTDIR },
+    { "a/nope", O_RDONLY, ENOENT },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      errno = 0;
+      int fd = walk_open_beneath (rootfd, cases[i].path, cases[i].flags);
+      if (fd >= 0)
+        close (fd);
+      bool right = cases[i].err == 0    ? fd >= 0
+                   : cases[i].err == -1 ? fd < 0 && (errno == ELOOP || errno == ENOTDIR)
+                                        : fd < 0 && errno == cases[i].err;
+      if (!right)
+        return (int) i + 1;
+    }
+  return 0;
+}
+
+/* The same answers with openat2 and without it: a child whose seccomp filter makes openat2
+ * ENOSYS (an old kernel, or valgrind) takes the one-component-at-a-time fallback. */
+static void
+open_beneath_refuses_symlinks_and_escapes_with_and_without_openat2 (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/test-walk.XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true (fd >= 0);
+  assert_int_equal (mkdirat (fd, "a", 0755), 0);
+  assert_int_equal (mkdirat (fd, "a/b", 0755), 0);
+  assert_int_equal (put (fd, "a/b/f", "f"), 0);
+  assert_int_equal (symlinkat ("b", fd, "a/l"), 0);
+  assert_int_equal (symlinkat ("/", fd, "a/esc"), 0);
+  assert_int_equal (open_beneath_answers (fd), 0);
+  pid_t pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0)
+    {
+      struct sock_filter insns[] = {
+        BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+        BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+        BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      };
+      struct sock_fprog prog = { .len = sizeof insns / sizeof *insns, .filter = insns };
+      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
+          || prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+        _exit (100);
+      if (syscall (SYS_openat2, fd, "a", NULL, 0) >= 0 || errno != ENOSYS)
+        _exit (101); /* the filter did not take */
+      _exit (open_beneath_answers (fd));
+    }
+  int status;
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  assert_true (WIFEXITED (status));
+  assert_int_equal (WEXITSTATUS (status), 0);
+  close (fd);
+  assert_int_equal (rm_rf_at (AT_FDCWD, dir), 0);
+}
+
 int
 main (void)
 {
@@ -185,6 +269,7 @@ main (void)
     cmocka_unit_test (order_types_links_and_skips),
     cmocka_unit_test (a_file_swapped_for_a_symlink_is_never_followed),
     cmocka_unit_test (too_deep_a_tree_is_refused),
+    cmocka_unit_test (open_beneath_refuses_symlinks_and_escapes_with_and_without_openat2),
   };
   return cmocka_run_group_tests_name ("walk", tests, NULL, NULL);
 }
