@@ -124,7 +124,7 @@ fetch_setup() {
 }
 
 fetch_teardown() {
-	chmod -R u+w "$BATS_TEST_TMPDIR" 2>/dev/null || true
+	chmod -R u+rwX "$BATS_TEST_TMPDIR" 2>/dev/null || true
 }
 
 edr() { "$EDR_BIN" "$@"; }

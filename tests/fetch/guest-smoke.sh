@@ -11,7 +11,7 @@ set -u
 bin=${1:?usage: guest-smoke.sh BINARY TEMPLATE_TARBALL}
 tpl=${2:?usage: guest-smoke.sh BINARY TEMPLATE_TARBALL}
 work=$(mktemp -d "${TMPDIR:-/tmp}/edr-guest-fetch.XXXXXX") || exit 1
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'chmod -R u+rwX "$work" 2>/dev/null; rm -rf "$work"' EXIT
 export HOME="$work/home" XDG_DATA_HOME="$work/data" XDG_CACHE_HOME="$work/cache" \
 	XDG_CONFIG_HOME="$work/config"
 unset ENTER_DEVROOT_INDEX

@@ -69,7 +69,7 @@ guest_setup() {
 
 # A root created in T may hold read-only directories; let bats remove T.
 guest_teardown() {
-	[[ ! -d $T/data ]] || chmod -R u+w "$T/data"
+	[[ ! -d $T/data ]] || chmod -R u+rwX "$T/data"
 }
 
 need_probe() {

@@ -27,10 +27,10 @@ setup() {
 	[[ -n ${EDR_DEBIAN:-} ]] || skip "no Debian root staged (tests/guest/run: tests/rootemu/debian-root)"
 }
 teardown() {
-	[[ ! -d $T/other ]] || chmod -R u+w "$T/other"
+	[[ ! -d $T/other ]] || chmod -R u+rwX "$T/other"
 	guest_teardown
 }
-teardown_file() { chmod -R u+w "$BATS_FILE_TMPDIR/data" 2>/dev/null || true; }
+teardown_file() { chmod -R u+rwX "$BATS_FILE_TMPDIR/data" 2>/dev/null || true; }
 
 @test "rootemu: chroot mode, --root: apt-get update, install -y with a dependency, the program runs, remove" {
 	edr_run run deb --mode chroot -- apt-get install -y edr-greet

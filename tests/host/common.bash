@@ -36,7 +36,7 @@ edr_setup() {
 
 # Roots may hold read-only directories; let bats remove the test's tmpdir.
 edr_teardown() {
-	chmod -R u+w "$BATS_TEST_TMPDIR" 2>/dev/null || true
+	chmod -R u+rwX "$BATS_TEST_TMPDIR" 2>/dev/null || true
 }
 
 edr() { "$EDR_BIN" "$@"; }

@@ -215,7 +215,7 @@ clone_tar() {
 	echo 'root:x:0:0:root:/root:/bin/sh' > "$t/etc/passwd"
 	find "$t" -exec touch -h -d '2020-02-02 02:02:02' {} +
 	tar --numeric-owner -C "$t" -cf - . | zstd -q -o "$1"
-	chmod -R u+w "$t" && rm -rf "$t"
+	chmod -R u+rwX "$t" && rm -rf "$t"
 }
 
 # tree_listing ROOT: every entry's type, mode, size, mtime and link target.
@@ -224,7 +224,7 @@ tree_listing() {
 }
 
 teardown_reflink() {
-	[[ -n ${MNT:-} ]] && mountpoint -q "$MNT" && { chmod -R u+w "$MNT"; umount "$MNT"; }
+	[[ -n ${MNT:-} ]] && mountpoint -q "$MNT" && { chmod -R u+rwX "$MNT"; umount "$MNT"; }
 	return 0
 }
 

@@ -42,7 +42,7 @@ rootemu_setup_dirs() {
 }
 
 rootemu_teardown() {
-	chmod -R u+w "$BATS_TEST_TMPDIR" 2>/dev/null || true
+	chmod -R u+rwX "$BATS_TEST_TMPDIR" 2>/dev/null || true
 }
 
 edr() { "$EDR_BIN" "$@"; }

@@ -37,7 +37,7 @@ slurm_teardown() {
 	local jobs
 	jobs=$(squeue -h -u "$(id -un)" -o %i 2>/dev/null) || true
 	[[ -z $jobs ]] || scancel $jobs 2>/dev/null || true
-	chmod -R u+w "$BATS_TEST_TMPDIR" 2>/dev/null || true
+	chmod -R u+rwX "$BATS_TEST_TMPDIR" 2>/dev/null || true
 }
 
 # Every client command is bounded: a test that hangs fails instead.
