@@ -135,27 +135,25 @@ same_tailored_tree() {
 }
 
 @test "an unchanged overlay root pushes the same digest twice, and the same as a flat root" {
-	ENTER_DEVROOT_LAYOUT=overlay edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
-	edr run r -- true
-	local one two flat
-	one=$("$EDR_BIN" push r "docker://$(reg open)/ovsame:1" --cacert "$CA" --quiet)
-	two=$("$EDR_BIN" push r "docker://$(reg open)/ovsame:2" --cacert "$CA" --quiet)
-	[[ ${one#*@} == "${two#*@}" ]] || fail "two digests: $one $two"
-	run top_layer "docker://$(reg open)/ovsame:1"
-	assert_success
-	assert_output ""
+	local one flat
+	one=$(unchanged_twice overlay ovsame)
 	elsewhere
-	ENTER_DEVROOT_LAYOUT=flat edr create f --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
-	flat=$("$EDR_BIN" push f "docker://$(reg open)/ovsame:3" --cacert "$CA" --quiet)
-	[[ ${one#*@} == "${flat#*@}" ]] || fail "the flat root's digest differs: $one $flat"
+	flat=$(unchanged_twice flat ovflat)
+	[[ $one == "$flat" ]] || fail "the flat root's digest differs: $one $flat"
 }
 
-@test "push: an overlay root's upper with a symlink out, a FIFO and a symlink over a directory: nothing outside read, no hang" {
+# overlay_root_beside_secret: an overlay root r of the base, and $T/host/secret, which no
+# push may read. Prints r's upper directory.
+overlay_root_beside_secret() {
 	ENTER_DEVROOT_LAYOUT=overlay edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	mkdir -p "$T/host"
 	echo "host secret" > "$T/host/secret"
+	upper_of r
+}
+
+@test "push: an overlay root's upper with a symlink out, a FIFO and a symlink over a directory: nothing outside read, no hang" {
 	local up
-	up=$(upper_of r)
+	up=$(overlay_root_beside_secret)
 	# What a process inside can write into its upper (as the root's own root).
 	mkdir -p "$up/srv"
 	ln -s "$T/host/secret" "$up/srv/link"
@@ -181,11 +179,8 @@ same_tailored_tree() {
 }
 
 @test "push: an overlay root's upper replaced by a symlink to a host directory is refused in one line, nothing tagged" {
-	ENTER_DEVROOT_LAYOUT=overlay edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
-	mkdir -p "$T/host/srv"
-	echo "host secret" > "$T/host/srv/secret"
 	local up
-	up=$(upper_of r)
+	up=$(overlay_root_beside_secret)
 	mv "$up" "$up.real"
 	ln -s "$T/host" "$up"
 	edr_run push r "docker://$(reg open)/swapped:1" --cacert "$CA" --quiet
@@ -305,21 +300,27 @@ print(m["layers"][-1]["digest"][7:])' "$T/top")
 	tar -tzf "$T/top/blobs/sha256/$top"
 }
 
-@test "an unchanged root pushes the same digest twice, and as the base's digest chain" {
-	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+# unchanged_twice LAYOUT REPO: a root of LAYOUT made from the base and entered, pushed twice
+# (REPO:1, REPO:2): the same digest, and an empty new layer. Prints the digest.
+unchanged_twice() {
+	ENTER_DEVROOT_LAYOUT=$1 edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	edr run r -- true # entering: the DNS copies, nothing of the root's own
-	local one two three
-	one=$("$EDR_BIN" push r "docker://$(reg open)/same:1" --cacert "$CA" --quiet)
-	two=$("$EDR_BIN" push r "docker://$(reg open)/same:2" --cacert "$CA" --quiet)
+	local one two
+	one=$("$EDR_BIN" push r "docker://$(reg open)/$2:1" --cacert "$CA" --quiet)
+	two=$("$EDR_BIN" push r "docker://$(reg open)/$2:2" --cacert "$CA" --quiet)
 	[[ ${one#*@} == "${two#*@}" ]] || fail "two digests: $one $two"
-	run top_layer "docker://$(reg open)/same:1"
-	assert_success
-	assert_output ""
+	[[ -z $(top_layer "docker://$(reg open)/$2:1") ]] || fail "the new layer is not empty"
+	echo "${one#*@}"
+}
+
+@test "an unchanged root pushes the same digest twice, and as the base's digest chain" {
+	local one three
+	one=$(unchanged_twice flat same)
 	# Another store's root from the same base, pushed: the same digest again.
 	elsewhere
 	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	three=$("$EDR_BIN" push r "docker://$(reg open)/same:3" --cacert "$CA" --quiet)
-	[[ ${one#*@} == "${three#*@}" ]] || fail "another store's push differs: $one $three"
+	[[ $one == "${three#*@}" ]] || fail "another store's push differs: $one $three"
 	# SOURCE_DATE_EPOCH sets the config's created.
 	SOURCE_DATE_EPOCH=86400 "$EDR_BIN" push r "docker://$(reg open)/same:4" --cacert "$CA" --quiet
 	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/same:4"
