@@ -142,6 +142,20 @@ same_tailored_tree() {
 	[[ $one == "$flat" ]] || fail "the flat root's digest differs: $one $flat"
 }
 
+@test "push: a directory of an overlay root's upper that its owner cannot read (mode 000, made inside) is pushed whole" {
+	ENTER_DEVROOT_LAYOUT=overlay edr create r --from "oci:$S/lay:base" --quiet
+	edr run r --root -- sh -c 'mkdir /srv/locked && echo x > /srv/locked/f && chmod 000 /srv/locked'
+	[[ ! -r $(upper_of r)/srv/locked ]] || fail "the directory is readable on the host"
+	edr_run push r "oci:$T/out:x" --quiet
+	chmod 700 "$(upper_of r)/srv/locked" # for the teardown
+	assert_status 0
+	run top_layer "oci:$T/out:x"
+	assert_success
+	assert_output "./srv/
+./srv/locked/
+./srv/locked/f"
+}
+
 # overlay_root_beside_secret: an overlay root r of the base, and $T/host/secret, which no
 # push may read. Prints r's upper directory.
 overlay_root_beside_secret() {
