@@ -441,7 +441,7 @@ set_filter (struct exporter *x, const char *compress, int fd, struct zstd_out *z
 }
 
 int
-export_lock_root (const char *name, const char *verb, char **root, struct meta *m)
+export_lock_root (const char *name, const char *verb, char **root, struct meta *m, int *upperfd)
 {
   struct store_paths p;
   store_paths_from_env (&p);
@@ -450,9 +450,25 @@ export_lock_root (const char *name, const char *verb, char **root, struct meta *
   cleanup_free char *meta_path = paths_meta (&p, name);
   *m = (struct meta) { 0 };
   meta_read (meta_path, m);
-  /* An overlay root: what is read is the merged tree, mounted in this process's own
-   * namespaces. Before any download (unshare needs this process single-threaded). */
-  overlay_store_mount (&p, name, m);
+  if (upperfd != NULL)
+    *upperfd = -1;
+  /* Before any download (unshare needs this process single-threaded). */
+  if (upperfd != NULL && overlay_is_root (m) && m->image.ref != NULL)
+    {
+      /* Push's diff: the upper itself, read as the root's own root would (this process's
+       * own user namespace: a directory of mode 000 in it stays readable). */
+      overlay_store_namespaces (name);
+      cleanup_fd int dirfd = open (p.overlays, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      cleanup_free char *upper = xasprintf ("%s/upper", name);
+      *upperfd = dirfd < 0 ? -1 : walk_open_beneath (dirfd, upper, O_RDONLY | O_DIRECTORY);
+      if (*upperfd < 0)
+        die_with_error ("cannot %s '%s': cannot open its upper directory %s/%s", verb, name,
+                        p.overlays, upper);
+    }
+  else
+    /* An overlay root: what is read is the merged tree, mounted in this process's own
+     * namespaces. */
+    overlay_store_mount (&p, name, m);
   store_paths_clear (&p);
   return lockfd;
 }
@@ -465,7 +481,8 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   compress = compress != NULL ? compress : "zstd";
   cleanup_free char *root = NULL;
   struct meta m;
-  cleanup_fd int lockfd __attribute__((unused)) = export_lock_root (name, "export", &root, &m);
+  cleanup_fd int lockfd __attribute__((unused)) = export_lock_root (name, "export", &root, &m,
+                                                                    NULL);
   cleanup_free char *image_config = image_config_json (&m.image);
   cleanup_free char *fwhat = xasprintf ("cannot export '%s'", name);
   export_filter_init (&x.f, &m, fwhat);

@@ -29,8 +29,12 @@ struct export_filter
 /* NAME's root, locked against create and remove for VERB ("export", "push"): the lock's
  * fd; the root's path in *ROOT, its metadata in *M (empty when unreadable). die()s
  * "cannot VERB 'NAME': ..." when it does not exist or another process holds it. An
- * overlay root is mounted first (overlay.h), so the root path shows the merged tree. */
-int export_lock_root (const char *name, const char *verb, char **root, struct meta *m);
+ * overlay root is mounted first (overlay.h), so the root path shows the merged tree;
+ * except with UPPERFD (push) for one made from an image, whose diff is its upper: nothing
+ * is mounted, *UPPERFD is the upper directory (opened beneath the store's overlays/ through
+ * no symlink, in this process's own user namespace); -1 for any other root. */
+int export_lock_root (const char *name, const char *verb, char **root, struct meta *m,
+                      int *upperfd);
 /* From the root's metadata M (its host_copies are taken) and $SOURCE_DATE_EPOCH (dies on a
  * malformed one). */
 void export_filter_init (struct export_filter *f, struct meta *m, const char *what);

@@ -1,17 +1,29 @@
 /* The new layer of a push: what the root changed from its base image's tree.
  *
- * The root is walked with walk.c (one component at a time from the parent's fd, every file
- * read through the fd the walk checked, a tree changing underneath stops us with one line);
- * the base tree is ours, private, made by applying the base's layers with the extractor,
- * and is looked at only where the same path is a directory in both, so a symlink in it is
- * never followed. An entry goes into the layer when it is new, of another type, or differs
- * in mode, size, symlink target or content (compared byte by byte: an mtime can stay the
- * same across an edit, and a copy of the same bytes is no change). A directory present in
- * both is written only when its mode changed or something below it is written (its entry first, as
- * tar readers expect). A name of the base that the root no longer has becomes ".wh.NAME";
- * a directory where the base had something else gets ".wh..wh..opq", and something else
- * where the base had a directory is preceded by ".wh.NAME" (a whiteout applies to the
- * layers below only, so both in one layer are unambiguous).
+ * The base image's tree is the layer store's trees of its layers, read as an overlay of them
+ * would show it (layer-view.h): nothing is applied again. The root is walked with walk.c
+ * (one component at a time from the parent's fd, every file read through the fd the walk
+ * checked, a tree changing underneath stops us with one line), in either of two ways:
+ *
+ * - a whole tree (a flat root, or an overlay root's merged tree when it has no base): an
+ *   entry goes into the layer when it is new, of another type, or differs in mode, size,
+ *   symlink target or content (compared byte by byte: an mtime can stay the same across an
+ *   edit, and a copy of the same bytes is no change). A name of the base that the root no
+ *   longer has becomes ".wh.NAME";
+ * - an overlay root's upper directory (LAYER_DIFF_UPPER): only what the root changed is
+ *   there, so only that is walked and compared (a file copied up unchanged, or create's
+ *   passwd line added to the base's file, is no change), and its deletions are said by the
+ *   upper itself: a whiteout (0/0 character device) of a name of the base becomes
+ *   ".wh.NAME", a directory overlayfs made opaque (user.overlay.opaque="y") over one of the
+ *   base is written whole after ".wh..wh..opq". The upper is written by whatever ran in
+ *   the root: it is read exactly as a root is (walk.c), its xattr through the fd the walk
+ *   opened; devices other than whiteouts, FIFOs and sockets are left out, never opened.
+ *
+ * Either way a directory present in both is written only when its mode changed or something
+ * below it is written (its entry first, as tar readers expect); a directory where the base
+ * had something else gets ".wh..wh..opq", and something else where the base had a
+ * directory is preceded by ".wh.NAME" (a whiteout applies to the layers below only, so both
+ * in one layer are unambiguous).
  *
  * Reproducible as export: entries in byte order, numeric owners 0:0, whole-second mtimes
  * (clamped to $SOURCE_DATE_EPOCH when set), pax-restricted tar, and gzip through zlib with
@@ -32,6 +44,8 @@
 #include "store/digest.h"
 #include "store/interrupt.h"
 #include "store/layer-diff.h"
+#include "store/layer-view.h"
+#include "store/progress.h"
 #include "store/walk.h"
 
 #define COPY_BLOCK (256 * 1024)
@@ -39,8 +53,8 @@
 
 struct level
 {
-  int basefd;          /* this directory in the base, or -1 when the base has none */
-  char **names;        /* the base directory's names, sorted */
+  struct layer_view_dir base; /* this directory in the base (no layers: the base has none) */
+  char **names;        /* the base directory's names, sorted (whole trees only) */
   size_t n_names;
   bool *seen;
   bool pending;        /* present in both and not written yet */
@@ -54,13 +68,17 @@ struct differ
   const char *what;
   struct archive *a;
   struct archive_entry *entry;
-  struct level levels[WALK_MAX_DEPTH + 2];
+  bool upper;                     /* walking an overlay root's upper directory */
+  struct layer_view_dir root_base; /* the base's root, until the walk's root takes it */
+  struct level levels[WALK_MAX_DEPTH + 1];
   int tarfd;
   struct sha256 tar_hash;
   char *buf, *buf2;
   char **emitted_links; /* paths of multiply-linked files written, for later names */
   size_t n_emitted_links;
   unsigned long entries;
+  struct progress *bar; /* the bytes of the root read */
+  uint64_t read;
 };
 
 static void
@@ -89,51 +107,32 @@ cmp_names (const void *a, const void *b)
   return strcmp (*(char *const *) a, *(char *const *) b);
 }
 
-/* The base directory at FD's sorted names into L. */
+/* L's base directory's names (PATH, for messages), for the whiteouts of a whole tree. */
 static void
-level_load (struct differ *d, struct level *l, int fd, const char *path)
+level_load (struct differ *d, struct level *l, const char *path)
 {
-  l->basefd = fd;
-  int dup_fd = dup (fd);
-  DIR *dir = dup_fd >= 0 ? fdopendir (dup_fd) : NULL;
-  if (dir == NULL)
-    die_with_error ("%s: cannot read the base image's /%s", d->what, path);
-  size_t cap = 0;
-  struct dirent *de;
-  while ((de = readdir (dir)) != NULL)
-    {
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      if (l->n_names == cap)
-        {
-          cap = cap ? cap * 2 : 16;
-          l->names = xrealloc (l->names, cap * sizeof *l->names);
-        }
-      l->names[l->n_names++] = xstrdup (de->d_name);
-    }
-  closedir (dir);
-  if (l->n_names > 0)
-    qsort (l->names, l->n_names, sizeof *l->names, cmp_names);
+  if (d->upper)
+    return; /* an upper says what it removed */
+  char **names = layer_view_names (&l->base, path, d->what);
+  l->n_names = strv_length (names);
+  l->names = names;
   l->seen = xcalloc (l->n_names + 1, sizeof *l->seen);
 }
 
 static void
 level_clear (struct level *l)
 {
-  if (l->basefd >= 0)
-    close (l->basefd);
-  for (size_t i = 0; i < l->n_names; i++)
-    free (l->names[i]);
-  free (l->names);
+  layer_view_dir_clear (&l->base);
+  strv_free (l->names);
   free (l->seen);
   free (l->path);
-  *l = (struct level) { .basefd = -1 };
+  *l = (struct level) { 0 };
 }
 
 static void
 mark_seen (struct level *l, const char *name)
 {
-  if (l->basefd < 0 || l->n_names == 0) /* bsearch may not be handed a NULL array */
+  if (l->n_names == 0) /* bsearch may not be handed a NULL array */
     return;
   char **hit = bsearch (&name, l->names, l->n_names, sizeof *l->names, cmp_names);
   if (hit != NULL)
@@ -178,6 +177,27 @@ write_whiteout (struct differ *d, const char *dir, const char *name, time_t mtim
   check (d, archive_write_header (d->a, d->entry), path);
 }
 
+/* ".wh.NAME" beside E: the base's NAME removed. */
+static void
+whiteout_beside (struct differ *d, const struct walk_entry *e, time_t mtime)
+{
+  const char *slash = strrchr (e->path, '/');
+  cleanup_free char *dir = slash != NULL ? xasprintf ("%.*s", (int) (slash - e->path), e->path)
+                                         : xstrdup ("");
+  cleanup_free char *wh = xasprintf (".wh.%s", e->name);
+  write_whiteout (d, dir, wh, mtime);
+}
+
+/* N more bytes of the root read. */
+static void
+pushed_block (size_t n, void *data)
+{
+  struct differ *d = data;
+  interrupt_check ();
+  d->read += n;
+  progress_update (d->bar, d->read, 0);
+}
+
 /* Whether FD (from the root) and the base's regular file NAME in BASEFD hold the same
  * SIZE bytes. Both are rewound. */
 static bool
@@ -196,6 +216,7 @@ same_content (struct differ *d, int fd, int basefd, const char *name, off_t size
       ssize_t m = read (bfd, d->buf2, (size_t) n);
       same = m == n && memcmp (d->buf, d->buf2, (size_t) n) == 0;
       left -= n;
+      pushed_block ((size_t) n, d);
     }
   if (lseek (fd, 0, SEEK_SET) < 0)
     die_with_error ("%s: cannot rewind a file of the root", d->what);
@@ -211,13 +232,6 @@ link_emitted (struct differ *d, const char *path)
   return false;
 }
 
-static void
-pushed_block (size_t n, void *data)
-{
-  (void) n;
-  (void) data;
-  interrupt_check ();
-}
 
 static void
 write_file (struct differ *d, const struct walk_entry *e, const char *content, size_t len,
@@ -233,13 +247,47 @@ write_file (struct differ *d, const struct walk_entry *e, const char *content, s
     }
   archive_entry_set_size (d->entry, e->st.st_size);
   check (d, archive_write_header (d->a, d->entry), e->path);
-  export_copy_data (d->a, e, d->buf, d->what, "pushing", pushed_block, NULL);
+  export_copy_data (d->a, e, d->buf, d->what, "pushing", pushed_block, d);
   if (e->st.st_nlink > 1)
     {
       d->emitted_links = xrealloc (d->emitted_links,
                                    (d->n_emitted_links + 1) * sizeof *d->emitted_links);
       d->emitted_links[d->n_emitted_links++] = xstrdup (e->path);
     }
+}
+
+/* The directory E, whose base is B (taken). */
+static enum walk_step
+diff_dir (struct differ *d, const struct walk_entry *e, struct layer_view_entry *b)
+{
+  struct level *l = &d->levels[e->depth];
+  *l = (struct level) { 0 };
+  time_t mtime = export_mtime (d->f, &e->st);
+  bool in_base = b->kind != LAYER_VIEW_NONE;
+  /* An upper's directory that overlayfs made opaque (it replaced the base's): all of it
+   * is new. The xattr is read through the fd the walk opened and checked. */
+  bool opaque = d->upper && in_base && layer_view_is_opaque (e->fd);
+  if (b->kind == LAYER_VIEW_DIR && !opaque)
+    {
+      l->base = b->dir;
+      level_load (d, l, e->path);
+      /* Not its mtime: adding a file changes it, and so does what create and
+       * entering add (home/USER, the DNS copies), which are not the root's. */
+      bool changed = (b->st.st_mode & 07777) != (e->st.st_mode & 07777);
+      l->path = xstrdup (e->path);
+      l->st = e->st;
+      l->pending = true;
+      if (changed)
+        flush_parents (d, e->depth + 1);
+      return WALK_DESCEND;
+    }
+  layer_view_dir_clear (&b->dir);
+  flush_parents (d, e->depth);
+  header (d, e->path, e->st.st_mode, mtime);
+  check (d, archive_write_header (d->a, d->entry), e->path);
+  if (in_base)
+    write_whiteout (d, e->path, ".wh..wh..opq", mtime);
+  return WALK_DESCEND;
 }
 
 static enum walk_step
@@ -252,51 +300,36 @@ diff_entry (const struct walk_entry *e, void *data)
     {
       /* The root directory itself is not written: an image's root is always there. */
       struct level *l = &d->levels[0];
-      *l = (struct level) { .basefd = -1 };
-      if (d->levels[WALK_MAX_DEPTH + 1].basefd >= 0)
-        level_load (d, l, d->levels[WALK_MAX_DEPTH + 1].basefd, "");
-      d->levels[WALK_MAX_DEPTH + 1].basefd = -1;
+      *l = (struct level) { .base = d->root_base };
+      d->root_base = (struct layer_view_dir) { 0 };
+      level_load (d, l, "");
       return WALK_DESCEND;
     }
   struct level *parent = &d->levels[depth - 1];
-  struct level *l = &d->levels[depth];
   mark_seen (parent, e->name);
   if (export_filter_skip (d->f, e))
     return WALK_SKIP;
-  if (!S_ISDIR (e->st.st_mode) && !S_ISREG (e->st.st_mode) && !S_ISLNK (e->st.st_mode))
-    return WALK_DESCEND; /* FIFOs and sockets: left out, as export does */
+  bool whiteout = d->upper && layer_view_is_whiteout (&e->st);
+  if (!whiteout && !S_ISDIR (e->st.st_mode) && !S_ISREG (e->st.st_mode)
+      && !S_ISLNK (e->st.st_mode))
+    return WALK_DESCEND; /* FIFOs, sockets, devices: left out, as export does */
 
-  struct stat bst;
-  bool in_base = parent->basefd >= 0
-                 && fstatat (parent->basefd, e->name, &bst, AT_SYMLINK_NOFOLLOW) == 0;
-  bool same_type = in_base && (bst.st_mode & S_IFMT) == (e->st.st_mode & S_IFMT);
-  time_t mtime = export_mtime (d->f, &e->st);
-
+  struct layer_view_entry b;
+  layer_view_lookup (&parent->base, e->name, e->path, &b, d->what);
   if (S_ISDIR (e->st.st_mode))
+    return diff_dir (d, e, &b);
+  layer_view_dir_clear (&b.dir);
+  bool in_base = b.kind != LAYER_VIEW_NONE;
+  bool same_type = in_base && (b.st.st_mode & S_IFMT) == (e->st.st_mode & S_IFMT);
+  time_t mtime = export_mtime (d->f, &e->st);
+  if (whiteout)
     {
-      *l = (struct level) { .basefd = -1 };
-      if (same_type)
-        {
-          int fd = openat (parent->basefd, e->name,
-                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-          if (fd < 0)
-            die_with_error ("%s: cannot open the base image's /%s", d->what, e->path);
-          level_load (d, l, fd, e->path);
-          /* Not its mtime: adding a file changes it, and so does what create and
-           * entering add (home/USER, the DNS copies), which are not the root's. */
-          bool changed = (bst.st_mode & 07777) != (e->st.st_mode & 07777);
-          l->path = xstrdup (e->path);
-          l->st = e->st;
-          l->pending = true;
-          if (changed)
-            flush_parents (d, depth + 1);
-          return WALK_DESCEND;
-        }
-      flush_parents (d, depth);
-      header (d, e->path, e->st.st_mode, mtime);
-      check (d, archive_write_header (d->a, d->entry), e->path);
+      /* An upper's deletion: of a name the base has (one over nothing removes nothing). */
       if (in_base)
-        write_whiteout (d, e->path, ".wh..wh..opq", mtime);
+        {
+          flush_parents (d, depth);
+          whiteout_beside (d, e, mtime);
+        }
       return WALK_DESCEND;
     }
 
@@ -317,33 +350,27 @@ diff_entry (const struct walk_entry *e, void *data)
   if (same_type && S_ISLNK (e->st.st_mode))
     {
       char target[PATH_MAX];
-      ssize_t n = readlinkat (parent->basefd, e->name, target, sizeof target - 1);
+      ssize_t n = readlinkat (b.dirfd, e->name, target, sizeof target - 1);
       if (n >= 0 && (size_t) n == strlen (e->target) && memcmp (target, e->target, (size_t) n) == 0)
         return WALK_DESCEND;
     }
   else if (same_type && substituted)
     {
       size_t blen;
-      cleanup_free char *base = load_regular_file_at (parent->basefd, e->name, FILE_MAX_SMALL,
+      cleanup_free char *base = load_regular_file_at (b.dirfd, e->name, FILE_MAX_SMALL,
                                                       &blen);
       if (base != NULL && blen == len && memcmp (base, content, len) == 0)
         return WALK_DESCEND;
     }
   else if (same_type && S_ISREG (e->st.st_mode)
            && (e->first_link == NULL || !link_emitted (d, e->first_link))
-           && (bst.st_mode & 07777) == (e->st.st_mode & 07777)
-           && bst.st_size == e->st.st_size
-           && same_content (d, e->fd, parent->basefd, e->name, e->st.st_size))
+           && (b.st.st_mode & 07777) == (e->st.st_mode & 07777)
+           && b.st.st_size == e->st.st_size
+           && same_content (d, e->fd, b.dirfd, e->name, e->st.st_size))
     return WALK_DESCEND;
   flush_parents (d, depth);
-  if (in_base && !same_type && S_ISDIR (bst.st_mode))
-    {
-      const char *slash = strrchr (e->path, '/');
-      cleanup_free char *dir = slash != NULL ? xasprintf ("%.*s", (int) (slash - e->path), e->path)
-                                             : xstrdup ("");
-      cleanup_free char *wh = xasprintf (".wh.%s", e->name);
-      write_whiteout (d, dir, wh, mtime);
-    }
+  if (in_base && !same_type && S_ISDIR (b.st.st_mode))
+    whiteout_beside (d, e, mtime);
   header (d, e->path, e->st.st_mode, mtime);
   if (S_ISLNK (e->st.st_mode))
     {
@@ -440,16 +467,17 @@ tmpfile_in (const char *dir, const char *what)
 }
 
 void
-layer_diff (int rootfd, int basefd, const struct export_filter *f, const char *what,
-            const char *tmpdir, struct layer_blob *out)
+layer_diff (int rootfd, char *const *base, enum layer_diff_mode mode,
+            const struct export_filter *f, const char *what, const char *tmpdir,
+            struct progress *bar, struct layer_blob *out)
 {
   struct differ *d = xcalloc (1, sizeof *d);
+  d->bar = bar;
   d->f = f;
   d->what = what;
-  for (size_t i = 0; i < N_ELEMENTS (d->levels); i++)
-    d->levels[i].basefd = -1;
-  /* The root's level is loaded from here when its entry comes. */
-  d->levels[WALK_MAX_DEPTH + 1].basefd = basefd >= 0 ? dup (basefd) : -1;
+  d->upper = mode == LAYER_DIFF_UPPER;
+  /* The root's level takes it when its entry comes. */
+  layer_view_root (&d->root_base, base, strv_length (base), what);
   d->tarfd = tmpfile_in (tmpdir, what);
   sha256_init (&d->tar_hash);
   d->buf = xmalloc (COPY_BLOCK);
@@ -462,6 +490,7 @@ layer_diff (int rootfd, int basefd, const struct export_filter *f, const char *w
   check (d, archive_write_set_bytes_in_last_block (d->a, 1), "the layer");
   check (d, archive_write_open (d->a, d, NULL, tar_write_cb, NULL), "the layer");
   walk_tree (rootfd, what, &(struct walk_ops) { .entry = diff_entry, .leave = diff_leave }, d);
+  layer_view_dir_clear (&d->root_base);
   check (d, archive_write_close (d->a), "the layer");
   archive_write_free (d->a);
   archive_entry_free (d->entry);

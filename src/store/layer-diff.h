@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "store/export.h"
+#include "store/progress.h"
 
 struct layer_blob
 {
@@ -15,12 +16,21 @@ struct layer_blob
   unsigned long entries; /* tar entries written (whiteouts included) */
 };
 
-/* Compare the root at ROOTFD (walked with walk.h, so it may be in use) with the base tree
- * at BASEFD (a private directory the base image's layers were applied to; -1: no base,
- * everything is new) and write what differs as a reproducible tar+gzip layer into a
- * temporary file in TMPDIR: entries in walk order, owners 0:0, mtimes from F (clamped to
- * $SOURCE_DATE_EPOCH when set), what F says create added left out, deletions as
- * ".wh.NAME", a directory replacing a non-directory with ".wh..wh..opq", gzip without a
- * name or time. WHAT begins error lines. dies on failure. */
-void layer_diff (int rootfd, int basefd, const struct export_filter *f, const char *what,
-                 const char *tmpdir, struct layer_blob *out);
+enum layer_diff_mode
+{
+  LAYER_DIFF_TREE,  /* ROOTFD is the whole tree */
+  LAYER_DIFF_UPPER, /* ROOTFD is an overlay root's upper directory over BASE (overlay.h) */
+};
+
+/* Compare the root at ROOTFD (walked with walk.h, so it may be in use) with the base image
+ * whose layers (diff_ids, bottom first, NULL-terminated; NULL or empty: no base, everything
+ * is new) are in the caller's layer store (layer-view.h), and write what differs as a
+ * reproducible tar+gzip layer into a temporary file in TMPDIR: entries in walk order,
+ * owners 0:0, mtimes from F (clamped to $SOURCE_DATE_EPOCH when set), what F says create
+ * added left out, deletions as ".wh.NAME", a directory replacing a non-directory (or made
+ * opaque in an upper) with ".wh..wh..opq", gzip without a name or time. The caller holds
+ * the layers (layer_ensure) for as long. BAR (progress.h, begun by the caller) counts the
+ * bytes of the root read. WHAT begins error lines. dies on failure. */
+void layer_diff (int rootfd, char *const *base, enum layer_diff_mode mode,
+                 const struct export_filter *f, const char *what, const char *tmpdir,
+                 struct progress *bar, struct layer_blob *out);

@@ -15,9 +15,10 @@
  *     .HEX.XXXXXX            one being made; renamed into place whole (debris of an
  *                            interrupted run is removed by `cache clean`)
  *
- * A create holds a shared lock (flock) on each layer directory it uses until it exits;
- * `cache clean` removes only layers no root's metadata names and no create holds. Roots
- * made of layers record them (meta.h: layers). See LAYERS in README.md. */
+ * A create (or a push, which compares a root with its base's layers) holds a shared lock
+ * (flock) on each layer directory it uses until it exits; `cache clean` removes only layers
+ * no root's metadata names and no create or push holds. Roots made of layers record them
+ * (meta.h: layers). See LAYERS in README.md. */
 #pragma once
 
 #include <stdbool.h>

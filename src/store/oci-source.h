@@ -39,6 +39,15 @@ char *oci_local_base_open (struct image_source *s, const struct oci_ref *ref,
                            const char *digest, size_t *len);
 void oci_local_base_close (struct image_source *s);
 
+/* The layers of manifest M from S, whose config's diff_ids are DIFF_IDS (one each), in the
+ * caller's layer store (layers.h), each held until this process exits; their hex digests
+ * into HEXES, bottom first. One already there is not read at all; one that is not is read
+ * from BLOBS[i] when open (fd >= 0), else opened from S, and unpacked (its diff_id checked).
+ * The caller's die() cleanup calls layers_cleanup. */
+void oci_layers_ensure (struct image_source *s, const struct oci_manifest *m, char **diff_ids,
+                        struct source *blobs, const struct extract_opts *xopts,
+                        char (*hexes)[SHA256_HEX_LEN + 1]);
+
 /* "sha256:HEX" of LEN bytes at DATA; and a die() naming WHAT unless DATA has DIGEST. */
 char *oci_digest_of (const void *data, size_t len);
 void oci_check_digest (const char *what, const char *digest, const void *data, size_t len);

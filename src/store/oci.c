@@ -195,25 +195,33 @@ make_workdir (int rootfd, const char *what, const char *workdir)
     }
 }
 
-static void
-apply_ensure (char (*hexes)[SHA256_HEX_LEN + 1], void *data)
+void
+oci_layers_ensure (struct image_source *s, const struct oci_manifest *m, char **diff_ids,
+                   struct source *blobs, const struct extract_opts *xopts,
+                   char (*hexes)[SHA256_HEX_LEN + 1])
 {
-  struct apply *a = data;
   /* The trees below each layer, top first: where its hard links to lower files point. */
-  char **lowers = xcalloc (a->n_layers + 1, sizeof *lowers);
-  for (size_t i = 0; i < a->n_layers; i++)
+  char **lowers = xcalloc (m->n_layers + 1, sizeof *lowers);
+  for (size_t i = 0; i < m->n_layers; i++)
     {
       /* In the store when the create started, but a `cache clean` removed it since: the
        * blob is needed after all. */
-      if (a->layers[i].fd < 0 && !layer_present (digest_hex (a->diff_ids[i])))
-        a->s->open_blob (a->s, &a->m->layers[i], &a->layers[i]);
-      struct extract_opts xopts = *a->xopts;
-      xopts.lowers = lowers;
-      layer_ensure (&a->layers[i], a->diff_ids[i], &xopts, hexes[i]);
+      if (blobs[i].fd < 0 && !layer_present (digest_hex (diff_ids[i])))
+        s->open_blob (s, &m->layers[i], &blobs[i]);
+      struct extract_opts x = *xopts;
+      x.lowers = lowers;
+      layer_ensure (&blobs[i], diff_ids[i], &x, hexes[i]);
       memmove (lowers + 1, lowers, i * sizeof *lowers);
       lowers[0] = layer_tree_path (hexes[i]);
     }
   strv_free (lowers);
+}
+
+static void
+apply_ensure (char (*hexes)[SHA256_HEX_LEN + 1], void *data)
+{
+  struct apply *a = data;
+  oci_layers_ensure (a->s, a->m, a->diff_ids, a->layers, a->xopts, hexes);
 }
 
 static void

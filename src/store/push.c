@@ -4,14 +4,19 @@
  * A root made from an image (its metadata names the reference and the manifest digest) goes
  * up as the base image's layers plus one new layer holding what changed (layer-diff.c):
  * the base's manifest and config are read from the download cache (or the registry again,
- * by digest), or from its layout or archive again (oci.c: oci_local_base_open), its layers
- * applied with the extractor to a private temporary directory, and the root compared with
- * that tree. The config gets the new diff_id, a history entry when it keeps a history, and
- * `created` = $SOURCE_DATE_EPOCH when set (else the base's, so an unchanged root pushes the
- * same digest twice); the manifest keeps the base's media types (OCI or Docker schema 2;
- * OCI's in a layout). A root made from a tarball goes up as one layer with a minimal OCI
- * config. What create added is left out exactly as export leaves it out (export.h's
- * filter).
+ * by digest), or from its layout or archive again (oci.c: oci_local_base_open); its layers
+ * are the layer store's trees (layers.h), where create put them, never applied again. An
+ * overlay root's new layer is its upper directory (what the root changed, deletions and
+ * replaced directories included, in overlay form), compared with those trees only where
+ * it has something; a flat root is compared with them whole. A base layer missing from the
+ * store (a root made before it, a cache removed by hand) is unpacked into it once from the
+ * base's blob, as create does. The config gets the new diff_id, a history entry when it
+ * keeps a history, and `created` = $SOURCE_DATE_EPOCH when set (else the base's, so an
+ * unchanged root pushes the same digest twice); the manifest keeps the base's media types
+ * (OCI or Docker schema 2; OCI's in a layout). A root made from a tarball goes up as one
+ * layer with a minimal OCI config (an overlay one: its merged tree, mounted in this
+ * process's own namespaces). What create added is left out exactly as export leaves it out
+ * (export.h's filter).
  *
  * Uploads (registry-upload.c): every blob the registry already has is skipped, the base's
  * layers are mounted from its repository when it is on the same registry, the manifest
@@ -39,9 +44,11 @@
 #include "store/export.h"
 #include "store/extract.h"
 #include "store/interrupt.h"
+#include "store/layers.h"
 #include "store/layer-diff.h"
 #include "store/layout-write.h"
 #include "store/oci-source.h"
+#include "store/progress.h"
 #include "store/push.h"
 #include "store/registry-upload.h"
 
@@ -61,9 +68,10 @@ push_cleanup (void)
   archive_out_abandon (cleanup_archive);
   if (cleanup_dir != NULL)
     rm_rf_at (AT_FDCWD, cleanup_dir);
+  layers_cleanup (); /* a base layer being unpacked into the store */
 }
 
-/* The base image: its manifest and config, its layers applied under TMP/base. */
+/* The base image: its manifest and config, its layers in the layer store. */
 struct base
 {
   struct oci_ref ref;
@@ -74,12 +82,28 @@ struct base
   struct oci_manifest m;
   char *config;
   size_t config_len;
-  int treefd;
+  char **diff_ids; /* the config's, one per layer */
 };
 
+/* The base config's rootfs.diff_ids, one per layer of its manifest (a docker save archive
+ * stores the layers by these). */
+static char **
+base_diff_ids (const struct base *b, const char *what)
+{
+  struct meta_image image = { 0 };
+  char **ids = NULL;
+  cleanup_free char *cwhat = xasprintf ("%s: the base image's config", what);
+  oci_config_parse (b->config, b->config_len, cwhat, &image, &ids);
+  meta_clear (&(struct meta) { .image = image });
+  if (strv_length (ids) != b->m.n_layers)
+    die ("%s: the base image has %zu layers but %zu diff_ids", what, b->m.n_layers,
+         strv_length (ids));
+  return ids;
+}
+
 static void
-base_open (struct base *b, const struct meta_image *image, const char *tmp,
-           const struct oci_opts *oo, const char *what)
+base_open (struct base *b, const struct meta_image *image, const struct oci_opts *oo,
+           const char *what)
 {
   const char *why;
   if (oci_ref_parse (image->ref, &b->ref, &why) < 0)
@@ -111,24 +135,17 @@ base_open (struct base *b, const struct meta_image *image, const char *tmp,
     b->media_type = xstrdup (OCI_MANIFEST);
   json_decref (root);
 
-  cleanup_free char *dir = xasprintf ("%s/base", tmp);
-  if (mkdir (dir, 0700) < 0)
-    die_with_error ("%s: cannot create %s", what, dir);
-  b->treefd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (b->treefd < 0)
-    die_with_error ("%s: cannot open %s", what, dir);
-  struct extract_opts xo = { 0 };
-  struct extract_result res;
-  struct extractor *x = extract_begin (b->treefd, &xo, &res);
+  b->diff_ids = base_diff_ids (b, what);
+  /* Held (layers.h) until push exits, so that a `cache clean` leaves them alone. */
+  struct source *blobs = xcalloc (b->m.n_layers + 1, sizeof *blobs);
+  char (*hexes)[SHA256_HEX_LEN + 1] = xcalloc (b->m.n_layers + 1, sizeof *hexes);
   for (size_t i = 0; i < b->m.n_layers; i++)
-    {
-      struct source src = { .fd = -1 };
-      b->s.open_blob (&b->s, &b->m.layers[i], &src);
-      extract_layer (x, &src);
-      source_clear (&src);
-    }
-  extract_finish (x);
-  extract_finish_root (x);
+    blobs[i].fd = -1;
+  oci_layers_ensure (&b->s, &b->m, b->diff_ids, blobs, &(struct extract_opts) { 0 }, hexes);
+  for (size_t i = 0; i < b->m.n_layers; i++)
+    source_clear (&blobs[i]);
+  free (blobs);
+  free (hexes);
 }
 
 static void
@@ -143,8 +160,7 @@ base_clear (struct base *b)
   free (b->config);
   oci_manifest_clear (&b->m);
   oci_ref_clear (&b->ref);
-  if (b->treefd >= 0)
-    close (b->treefd);
+  strv_free (b->diff_ids);
 }
 
 /* "2024-01-02T03:04:05Z" for T. */
@@ -302,20 +318,37 @@ new_manifest (const struct base *b, const struct layer_blob *l, const char *conf
   return text;
 }
 
-/* The base config's rootfs.diff_ids, one per layer of its manifest (a docker save archive
- * stores the layers by these). */
-static char **
-base_diff_ids (const struct base *b, const char *what)
+/* A base layer's blob, opened when its bytes are needed (upload_body). */
+struct base_blob
 {
-  struct meta_image image = { 0 };
-  char **ids = NULL;
-  cleanup_free char *cwhat = xasprintf ("%s: the base image's config", what);
-  oci_config_parse (b->config, b->config_len, cwhat, &image, &ids);
-  meta_clear (&(struct meta) { .image = image });
-  if (strv_length (ids) != b->m.n_layers)
-    die ("%s: the base image has %zu layers but %zu diff_ids", what, b->m.n_layers,
-         strv_length (ids));
-  return ids;
+  struct base *b;
+  const struct oci_descriptor *d;
+  const char *what;
+  struct source src;
+};
+
+static void
+open_base_blob (struct upload_body *body)
+{
+  struct base_blob *bb = body->ctx;
+  bb->b->s.open_blob (&bb->b->s, bb->d, &bb->src);
+  body->fd = bb->src.fd;
+  /* A docker save archive's layer is a window of the archive. */
+  body->offset = lseek (bb->src.fd, 0, SEEK_CUR);
+  if (body->offset < 0)
+    die_with_error ("%s: cannot read layer %s", bb->what, bb->d->digest);
+}
+
+static bool
+same_strv (char *const *a, char *const *b)
+{
+  size_t n = strv_length (a);
+  if (n != strv_length (b))
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (a[i], b[i]) != 0)
+      return false;
+  return true;
 }
 
 void
@@ -335,7 +368,9 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
 
   cleanup_free char *root = NULL;
   struct meta m;
-  cleanup_fd int lockfd __attribute__((unused)) = export_lock_root (name, "push", &root, &m);
+  cleanup_fd int upperfd = -1;
+  cleanup_fd int lockfd __attribute__((unused)) = export_lock_root (name, "push", &root, &m,
+                                                                    &upperfd);
   struct export_filter f;
   export_filter_init (&f, &m, what);
 
@@ -349,16 +384,33 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
 
   struct oci_opts oo = { .cacert = o->cacert, .insecure_http = o->insecure_http,
                          .quiet = o->quiet };
-  struct base b = { .treefd = -1 };
+  struct base b = { 0 };
   bool has_base = m.image.ref != NULL;
   if (has_base)
-    base_open (&b, &m.image, tmp, &oo, what);
+    base_open (&b, &m.image, &oo, what);
 
-  cleanup_fd int rootfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (rootfd < 0)
-    die_with_error ("%s: cannot open %s", what, root);
+  /* The diff reads every file of a flat root: seconds for a big one, so a line on a
+   * terminal says it is working (bytes read, no total: what changed is not known yet). */
+  cleanup_free char *comparing = xasprintf ("comparing %s", name);
+  struct progress bar;
+  progress_begin (&bar, !o->quiet && isatty (STDERR_FILENO), comparing, 0, 0);
   struct layer_blob layer;
-  layer_diff (rootfd, has_base ? b.treefd : -1, &f, what, tmp, &layer);
+  if (upperfd >= 0)
+    {
+      /* Its upper is a diff against its own layers: they must be the base's. */
+      if (!same_strv (m.layers, b.diff_ids))
+        die ("%s: its layers are not its base image's (%s): create it again", what,
+             m.image.ref);
+      layer_diff (upperfd, b.diff_ids, LAYER_DIFF_UPPER, &f, what, tmp, &bar, &layer);
+    }
+  else
+    {
+      cleanup_fd int rootfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (rootfd < 0)
+        die_with_error ("%s: cannot open %s", what, root);
+      layer_diff (rootfd, b.diff_ids, LAYER_DIFF_TREE, &f, what, tmp, &bar, &layer);
+    }
+  progress_end (&bar);
 
   cleanup_free char *config = new_config (has_base ? &b : NULL, &layer, &f, what);
   size_t config_len = strlen (config);
@@ -387,24 +439,23 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
                            && strcmp (b.ref.registry, dref.registry) == 0;
       u = upload_open (&dref, same_registry ? b.ref.repository : NULL, &oo, what);
     }
-  cleanup_strv char **diff_ids = has_base ? base_diff_ids (&b, what) : NULL;
   for (size_t i = 0; has_base && i < b.m.n_layers; i++)
     {
       const struct oci_descriptor *d = &b.m.layers[i];
-      struct source src = { .fd = -1 };
-      b.s.open_blob (&b.s, d, &src);
-      /* A docker save archive's layer is a window of the archive. */
-      off_t offset = lseek (src.fd, 0, SEEK_CUR);
-      if (offset < 0)
-        die_with_error ("%s: cannot read layer %s", what, d->digest);
+      struct base_blob bb = { .b = &b, .d = d, .what = what, .src = { .fd = -1 } };
+      struct upload_body body = { .fd = -1, .open = open_base_blob, .ctx = &bb };
       cleanup_free char *label = xasprintf ("%.19s", d->digest);
-      if (lo != NULL)
-        layout_out_blob (lo, d->digest, d->size, src.fd, offset, NULL);
-      else if (ao != NULL)
-        archive_out_layer (ao, diff_ids[i], src.fd, offset, d->size);
+      if (u != NULL)
+        upload_blob (u, d->digest, d->size, &body, label, true);
       else
-        upload_blob (u, d->digest, d->size, src.fd, offset, NULL, label, true);
-      source_clear (&src);
+        {
+          open_base_blob (&body);
+          if (lo != NULL)
+            layout_out_blob (lo, d->digest, d->size, body.fd, body.offset, NULL);
+          else
+            archive_out_layer (ao, b.diff_ids[i], body.fd, body.offset, d->size);
+        }
+      source_clear (&bb.src);
       interrupt_check ();
     }
   cleanup_free char *label = xasprintf ("%.19s", layer.digest);
@@ -431,8 +482,10 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
     }
   else
     {
-      upload_blob (u, layer.digest, layer.size, layer.fd, 0, NULL, label, false);
-      upload_blob (u, config_digest, config_len, -1, 0, config, "config", false);
+      upload_blob (u, layer.digest, layer.size, &(struct upload_body) { .fd = layer.fd }, label,
+                   false);
+      upload_blob (u, config_digest, config_len,
+                   &(struct upload_body) { .fd = -1, .data = config }, "config", false);
       interrupt_check ();
       upload_manifest (u, media_type, manifest, manifest_len);
       interrupt_commit ();

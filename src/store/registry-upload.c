@@ -169,8 +169,8 @@ start_upload (struct upload *u, const char *what)
 }
 
 bool
-upload_blob (struct upload *u, const char *digest, uint64_t size, int fd, off_t offset,
-             const char *data, const char *label, bool from_base)
+upload_blob (struct upload *u, const char *digest, uint64_t size, struct upload_body *b,
+             const char *label, bool from_base)
 {
   cleanup_free char *what = xasprintf ("blob %s", digest);
   struct download_reply reply;
@@ -204,13 +204,16 @@ upload_blob (struct upload *u, const char *digest, uint64_t size, int fd, off_t 
     }
   if (loc == NULL)
     loc = start_upload (u, what);
+  if (b->open != NULL)
+    b->open (b);
 
   bool show = !u->o->quiet && isatty (STDERR_FILENO);
   struct progress bar;
   progress_begin (&bar, show, label, size, 0);
-  struct download_send body = { .what = u->what, .method = "PUT", .body = data,
-                                .body_len = fd < 0 ? (size_t) size : 0, .body_fd = fd,
-                                .body_offset = offset, .body_size = size, .progress = show ? &bar : NULL };
+  struct download_send body = { .what = u->what, .method = "PUT", .body = b->data,
+                                .body_len = b->fd < 0 ? (size_t) size : 0, .body_fd = b->fd,
+                                .body_offset = b->offset, .body_size = size,
+                                .progress = show ? &bar : NULL };
   cleanup_free char *put = xasprintf ("%s%cdigest=%s", loc, strchr (loc, '?') != NULL ? '&' : '?',
                                       digest);
   request (u, put, &body, "application/octet-stream", &reply);

@@ -18,12 +18,24 @@ struct upload *upload_open (const struct oci_ref *dest, const char *from_repo,
                             const struct oci_opts *o, const char *what);
 void upload_close (struct upload *u);
 
+/* A blob's bytes, when they must be sent: FD at OFFSET, or DATA when FD < 0; when OPEN is
+ * set, OPEN (BODY) sets FD and OFFSET first, called only then (a base layer's blob is not
+ * even opened when the registry has it or mounts it). */
+struct upload_body
+{
+  int fd;
+  off_t offset;
+  const char *data;
+  void (*open) (struct upload_body *body);
+  void *ctx;
+};
+
 /* Make blob DIGEST (SIZE bytes) exist in the destination repository: nothing when the
  * registry has it (HEAD), a mount from FROM_REPO when FROM_BASE and it can, else an upload
- * of SIZE bytes from FD at OFFSET (or from DATA when FD < 0). Returns true when bytes were sent. dies with one line
- * on a refusal (401, 403, 404, 413, anything unexpected). */
-bool upload_blob (struct upload *u, const char *digest, uint64_t size, int fd, off_t offset,
-                  const char *data, const char *label, bool from_base);
+ * of SIZE bytes of BODY. Returns true when bytes were sent. dies with one line on a refusal
+ * (401, 403, 404, 413, anything unexpected). */
+bool upload_blob (struct upload *u, const char *digest, uint64_t size, struct upload_body *body,
+                  const char *label, bool from_base);
 
 /* PUT the manifest TEXT (media type MEDIA_TYPE) under the destination's tag: last, so
  * nothing is tagged until every blob is there. */

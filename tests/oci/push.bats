@@ -58,6 +58,162 @@ elsewhere() {
 	mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME"
 }
 
+# tailor_inside NAME: a file added, one deleted and a directory replaced by a new one, made
+# inside the root with --root (an overlay root's roots/NAME is only its mount point on the
+# host; in its upper, overlayfs leaves a whiteout and an opaque directory).
+tailor_inside() {
+	edr run "$1" --root -- sh -c 'echo added > /srv/new && rm /srv/gone && rm -r /srv/d &&
+		mkdir /srv/d && echo fresh > /srv/d/only'
+}
+upper_of() { echo "$XDG_DATA_HOME/enter-devroot/overlays/$1/upper"; }
+xattr_of() { python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], sys.argv[2]).decode())' "$1" "$2"; }
+
+# push_tailored_inside LAYOUT REPO: a root of that layout tailored inside, pushed to REPO:1:
+# the new layer and the config uploaded, the base's layers mounted, skopeo and umoci read
+# it, and another store creates the same tree back from it.
+push_tailored_inside() {
+	ENTER_DEVROOT_LAYOUT=$1 edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	grep -q "\"layout\": \"overlay\"" "$XDG_DATA_HOME/enter-devroot/meta/r.json" ||
+		[[ $1 == flat ]] || fail "not an overlay root"
+	tailor_inside r
+	edr run r -- true # entering adds the DNS copies
+	local mark
+	mark=$(log_mark open)
+	edr_run push r "docker://$(reg open)/$2:1" --cacert "$CA" --quiet
+	assert_status 0
+	[[ $(since open "$mark" "\"POST /v2/$2/blobs/uploads/ ") -eq 2 ]] || fail "expected 2 upload POSTs"
+	[[ $(since open "$mark" "\"PUT /v2/$2/blobs/uploads/") -eq 2 ]] || fail "expected 2 blob PUTs"
+	[[ $(since open "$mark" "\"POST /v2/$2/blobs/uploads/?mount=") -eq 2 ]] || fail "expected 2 mounts"
+	run skopeo copy -q --src-cert-dir "$S/certs" "docker://$(reg open)/$2:1" "oci:$T/lay:$2"
+	assert_success
+	run umoci unpack --rootless --image "$T/lay:$2" "$T/bundle-$2"
+	assert_success
+	same_tailored_tree "$T/bundle-$2/rootfs"
+	[[ ! -e $T/bundle-$2/rootfs/home/$(id -un) ]] || fail "the user's home was pushed"
+	! grep -q "^$(id -un):" "$T/bundle-$2/rootfs/etc/passwd" || fail "the user's passwd line was pushed"
+	(
+		elsewhere
+		edr create r2 --from "docker://$(reg open)/$2:1" --cacert "$CA" --quiet
+		same_tailored_tree "$(root_of r2)"
+	)
+}
+# same_tailored_tree DIR: what tailor_inside left.
+same_tailored_tree() {
+	[[ $(cat "$1/srv/new") == added ]] || fail "$1: the added file is missing"
+	[[ ! -e $1/srv/gone ]] || fail "$1: the deleted file is there"
+	[[ $(ls -A "$1/srv/d") == only && $(cat "$1/srv/d/only") == fresh ]] ||
+		fail "$1: the replaced directory holds $(ls -A "$1/srv/d")"
+	[[ $(cat "$1/srv/keep") == kept ]] || fail "$1: the base's file is missing"
+}
+
+@test "an overlay root pushes its upper as the new layer: a whiteout, an opaque directory, only the layer and the config sent" {
+	push_tailored_inside overlay upper
+	local up
+	up=$(upper_of r)
+	[[ -c $up/srv/gone ]] || fail "no whiteout in the upper"
+	[[ $(xattr_of "$up/srv/d" user.overlay.opaque) == y ]] || fail "no opaque directory in the upper"
+	# The upper as it is: the whiteout and the opaque directory, nothing create or entering
+	# added (the user's passwd line in the upper's copy of /etc/passwd, the DNS copies).
+	run top_layer "docker://$(reg open)/upper:1"
+	assert_success
+	assert_output "./srv/
+./srv/d/
+./srv/d/.wh..wh..opq
+./srv/d/only
+./srv/.wh.gone
+./srv/new"
+}
+
+@test "a flat root tailored the same way pushes the same tree" {
+	push_tailored_inside flat flatroot
+	run top_layer "docker://$(reg open)/flatroot:1"
+	assert_success
+	assert_line ./srv/.wh.gone
+	assert_line ./srv/d/.wh.inner
+	assert_line ./srv/d/only
+	assert_line ./srv/new
+}
+
+@test "an unchanged overlay root pushes the same digest twice, and the same as a flat root" {
+	local one flat
+	one=$(unchanged_twice overlay ovsame)
+	elsewhere
+	flat=$(unchanged_twice flat ovflat)
+	[[ $one == "$flat" ]] || fail "the flat root's digest differs: $one $flat"
+}
+
+@test "push: a directory of an overlay root's upper that its owner cannot read (mode 000, made inside) is pushed whole" {
+	ENTER_DEVROOT_LAYOUT=overlay edr create r --from "oci:$S/lay:base" --quiet
+	edr run r --root -- sh -c 'mkdir /srv/locked && echo x > /srv/locked/f && chmod 000 /srv/locked'
+	[[ ! -r $(upper_of r)/srv/locked ]] || fail "the directory is readable on the host"
+	edr_run push r "oci:$T/out:x" --quiet
+	chmod 700 "$(upper_of r)/srv/locked" # for the teardown
+	assert_status 0
+	run top_layer "oci:$T/out:x"
+	assert_success
+	assert_output "./srv/
+./srv/locked/
+./srv/locked/f"
+}
+
+# overlay_root_beside_secret: an overlay root r of the base, and $T/host/secret, which no
+# push may read. Prints r's upper directory.
+overlay_root_beside_secret() {
+	ENTER_DEVROOT_LAYOUT=overlay edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	mkdir -p "$T/host"
+	echo "host secret" > "$T/host/secret"
+	upper_of r
+}
+
+@test "push: an overlay root's upper with a symlink out, a FIFO and a symlink over a directory: nothing outside read, no hang" {
+	local up
+	up=$(overlay_root_beside_secret)
+	# What a process inside can write into its upper (as the root's own root).
+	mkdir -p "$up/srv"
+	ln -s "$T/host/secret" "$up/srv/link"
+	ln -s "$T/host" "$up/srv/d" # over the base's directory /srv/d
+	mkfifo "$up/srv/fifo" "$up/srv/keep" # the second over the base's file
+	run --separate-stderr timeout 120 "$EDR_BIN" push r "docker://$(reg open)/hostile:1" --cacert "$CA" --quiet
+	assert_status 0
+	run top_layer "docker://$(reg open)/hostile:1"
+	assert_success
+	assert_output "./srv/
+./srv/.wh.d
+./srv/d
+./srv/link"
+	local blob
+	for blob in "$T"/top/blobs/sha256/*; do
+		! { zcat -f "$blob" | grep -q "host secret"; } || fail "the host file's content is in a blob"
+	done
+	elsewhere
+	edr create r2 --from "docker://$(reg open)/hostile:1" --cacert "$CA" --quiet
+	[[ $(readlink "$(root_of r2)/srv/link") == "$T/host/secret" ]] || fail "not the symlink"
+	[[ $(readlink "$(root_of r2)/srv/d") == "$T/host" ]] || fail "not the directory's symlink"
+	[[ $(cat "$(root_of r2)/srv/keep") == kept ]] || fail "the base's file under the FIFO"
+}
+
+@test "push: an overlay root's upper replaced by a symlink to a host directory is refused in one line, nothing tagged" {
+	local up
+	up=$(overlay_root_beside_secret)
+	mv "$up" "$up.real"
+	ln -s "$T/host" "$up"
+	edr_run push r "docker://$(reg open)/swapped:1" --cacert "$CA" --quiet
+	assert_edr_error "$EDR_TOOL_EXIT" "cannot push 'r'" "upper"
+	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/swapped:1"
+	assert_failure
+}
+
+@test "push shows a progress bar on a terminal, and none with --quiet" {
+	edr create t --from "$EDR_TEMPLATE" --quiet
+	echo mine > "$(root_of t)/added"
+	script -qec "$EDR_BIN push t docker://$(reg open)/bar:1 --cacert $CA" "$T/tty.out" > /dev/null
+	grep -Eq 'comparing t  [0-9.]+ (B|KiB|MiB)' "$T/tty.out" || fail "no line for the diff: $(cat -A "$T/tty.out")"
+	grep -Eq 'sha256:[0-9a-f]{12} +\[=+\] 100%' "$T/tty.out" || fail "no upload bar: $(cat -A "$T/tty.out")"
+	echo more > "$(root_of t)/added"
+	script -qec "$EDR_BIN push t docker://$(reg open)/bar:2 --cacert $CA --quiet" "$T/tty.out" > /dev/null
+	! grep -q '%' "$T/tty.out" || fail "a progress bar with --quiet: $(cat -A "$T/tty.out")"
+}
+
 @test "push onto a base sends only the new layer and the config, and mounts the base's layers" {
 	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	tailor r
@@ -158,21 +314,27 @@ print(m["layers"][-1]["digest"][7:])' "$T/top")
 	tar -tzf "$T/top/blobs/sha256/$top"
 }
 
-@test "an unchanged root pushes the same digest twice, and as the base's digest chain" {
-	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+# unchanged_twice LAYOUT REPO: a root of LAYOUT made from the base and entered, pushed twice
+# (REPO:1, REPO:2): the same digest, and an empty new layer. Prints the digest.
+unchanged_twice() {
+	ENTER_DEVROOT_LAYOUT=$1 edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	edr run r -- true # entering: the DNS copies, nothing of the root's own
-	local one two three
-	one=$("$EDR_BIN" push r "docker://$(reg open)/same:1" --cacert "$CA" --quiet)
-	two=$("$EDR_BIN" push r "docker://$(reg open)/same:2" --cacert "$CA" --quiet)
+	local one two
+	one=$("$EDR_BIN" push r "docker://$(reg open)/$2:1" --cacert "$CA" --quiet)
+	two=$("$EDR_BIN" push r "docker://$(reg open)/$2:2" --cacert "$CA" --quiet)
 	[[ ${one#*@} == "${two#*@}" ]] || fail "two digests: $one $two"
-	run top_layer "docker://$(reg open)/same:1"
-	assert_success
-	assert_output ""
+	[[ -z $(top_layer "docker://$(reg open)/$2:1") ]] || fail "the new layer is not empty"
+	echo "${one#*@}"
+}
+
+@test "an unchanged root pushes the same digest twice, and as the base's digest chain" {
+	local one three
+	one=$(unchanged_twice flat same)
 	# Another store's root from the same base, pushed: the same digest again.
 	elsewhere
 	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	three=$("$EDR_BIN" push r "docker://$(reg open)/same:3" --cacert "$CA" --quiet)
-	[[ ${one#*@} == "${three#*@}" ]] || fail "another store's push differs: $one $three"
+	[[ $one == "${three#*@}" ]] || fail "another store's push differs: $one $three"
 	# SOURCE_DATE_EPOCH sets the config's created.
 	SOURCE_DATE_EPOCH=86400 "$EDR_BIN" push r "docker://$(reg open)/same:4" --cacert "$CA" --quiet
 	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/same:4"
@@ -297,7 +459,7 @@ print(m["layers"][-1]["digest"][7:])' "$T/top")
 	[[ ! -e $(root_of r2)/srv/gone ]] || fail "the deleted file came back"
 }
 
-@test "push after cache clean fetches the base's manifest, config and layers again" {
+@test "push after cache clean fetches the base's manifest and config again, never its layers (the layer store has them)" {
 	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	tailor r
 	edr cache clean --quiet
@@ -305,13 +467,27 @@ print(m["layers"][-1]["digest"][7:])' "$T/top")
 	mark=$(log_mark open)
 	edr_run push r "docker://$(reg open)/recached:1" --cacert "$CA" --quiet
 	assert_status 0
-	# The config and the two layers, by digest from the base's repository.
-	[[ $(since open "$mark" '"GET /v2/base/blobs/sha256:') -eq 3 ]] ||
-		fail "expected 3 blob GETs, got $(since open "$mark" '"GET /v2/base/blobs/sha256:')"
+	# The config, by digest from the base's repository; not the layers: the diff reads the
+	# layer store's trees (which the root's metadata keeps through a clean), and the
+	# registry mounts them without their bytes.
+	[[ $(since open "$mark" '"GET /v2/base/blobs/sha256:') -eq 1 ]] ||
+		fail "expected 1 blob GET, got $(since open "$mark" '"GET /v2/base/blobs/sha256:')"
 	elsewhere
 	edr create r2 --from "docker://$(reg open)/recached:1" --cacert "$CA" --quiet
 	[[ $(cat "$(root_of r2)/srv/new") == added && ! -e $(root_of r2)/srv/gone ]] ||
 		fail "not the tailored root"
+}
+
+@test "a flat root whose base layers left the layer store pushes the same image: they are unpacked into it again" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	tailor r
+	local one two layers=$XDG_CACHE_HOME/enter-devroot/layers
+	one=$("$EDR_BIN" push r "docker://$(reg open)/relayered:1" --cacert "$CA" --quiet)
+	chmod -R u+w "$layers"
+	rm -rf "$layers"
+	two=$("$EDR_BIN" push r "docker://$(reg open)/relayered:2" --cacert "$CA" --quiet)
+	[[ ${one#*@} == "${two#*@}" ]] || fail "two digests: $one $two"
+	[[ $(ls "$layers/sha256" | wc -l) -eq 2 ]] || fail "the base's layers are not in the store again"
 }
 
 # layers_of TRANSPORT:REF: how many layers skopeo sees in the image.
