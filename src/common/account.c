@@ -186,10 +186,15 @@ account_additions_clear (struct account_additions *a)
 }
 
 void
-account_ensure_user (int rootfd)
+account_ensure_user_with (int rootfd, void (*before_write) (const char *path, void *data),
+                          void *data)
 {
   struct account_additions add;
   account_additions (&add);
+  cleanup_free char *home = xasprintf ("home/%s", add.name);
+  const char *writes[] = { "etc/passwd", "etc/group", "home", home };
+  for (size_t i = 0; before_write != NULL && i < N_ELEMENTS (writes); i++)
+    before_write (writes[i], data);
 
   cleanup_fd int etcfd = openat (rootfd, "etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (etcfd >= 0 && append_entry (etcfd, "passwd", 2, add.uid, add.name, add.passwd_line))
@@ -203,4 +208,10 @@ account_ensure_user (int rootfd)
         warn ("cannot create your home %s in the root: %s", add.home, strerror (errno));
     }
   account_additions_clear (&add);
+}
+
+void
+account_ensure_user (int rootfd)
+{
+  account_ensure_user_with (rootfd, NULL, NULL);
 }

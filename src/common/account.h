@@ -24,6 +24,12 @@ int account_parse_passwd (const char *text, uid_t uid, struct account *out);
  * symlinks; problems are warnings, never fatal. */
 void account_ensure_user (int rootfd);
 
+/* The same, first calling BEFORE_WRITE(PATH, DATA) for each path it may write below ROOTFD
+ * ("etc/passwd", "etc/group", "home", "home/NAME"): an overlay root's create writes into
+ * the upper directory, where this copies up what the layers hold (store/merged.h). */
+void account_ensure_user_with (int rootfd, void (*before_write) (const char *path, void *data),
+                               void *data);
+
 /* What account_ensure_user adds for the calling user, so that export can leave it out. */
 struct account_additions
 {

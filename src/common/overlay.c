@@ -28,13 +28,16 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/atomic-file.h"
 #include "common/overlay.h"
 #include "common/roots.h"
 #include "common/userns.h"
 #include "common/util.h"
+#include "common/verbose.h"
 
 #define DIFF_ID_PREFIX "sha256:"
 #define DIFF_ID_HEX_LEN 64
@@ -275,9 +278,11 @@ probe_child (const char *dir)
   return mount_dirs (target, &d, &too_many) < 0;
 }
 
-bool
-overlay_probe (const struct store_paths *p)
+/* overlay_probe; *ANSWERED: the child ran and said. */
+static bool
+probe_run (const struct store_paths *p, bool *answered)
 {
+  *answered = false;
   if (mkdir_p (p->overlays, OVERLAY_DIR_MODE) < 0)
     return false;
   cleanup_free char *dir = xasprintf ("%s/.probe.XXXXXX", p->overlays);
@@ -306,8 +311,64 @@ overlay_probe (const struct store_paths *p)
             break;
           }
       ok = pid > 0 && WIFEXITED (status) && WEXITSTATUS (status) == 0;
+      *answered = pid > 0;
     }
   if (rm_rf_at (AT_FDCWD, dir) < 0)
     warn ("cannot remove %s: %s", dir, strerror (errno));
   return ok;
+}
+
+/* The probe's answer holds for one kernel and the sysctls that let an unprivileged user
+ * make a user namespace: "RELEASE VERSION max=N clone=N apparmor=N" (a sysctl absent is
+ * "-"). A kernel updated or a sysctl changed is a new key, so the probe runs again. */
+static char *
+probe_key (void)
+{
+  struct utsname u;
+  if (uname (&u) < 0)
+    return NULL;
+  static const char *const sysctls[] = { SYSCTL_MAX_USER_NAMESPACES,
+                                          SYSCTL_UNPRIVILEGED_USERNS_CLONE,
+                                          SYSCTL_APPARMOR_RESTRICT_USERNS };
+  struct strbuf sb = { 0 };
+  strbuf_appendf (&sb, "%s %s", u.release, u.version);
+  for (size_t i = 0; i < N_ELEMENTS (sysctls); i++)
+    {
+      cleanup_free char *v = read_first_line (sysctls[i]);
+      strbuf_appendf (&sb, " %s", v != NULL ? v : "-");
+    }
+  return strbuf_steal (&sb);
+}
+
+bool
+overlay_probe_cached (const struct store_paths *p)
+{
+  cleanup_free char *key = probe_key ();
+  cleanup_free char *path = xasprintf ("%s/" OVERLAY_PROBE_FILE, p->overlays);
+  cleanup_free char *line = key != NULL ? read_first_line (path) : NULL;
+  if (line != NULL && str_has_prefix (line, key))
+    {
+      const char *answer = line + strlen (key);
+      if (strcmp (answer, " yes") == 0)
+        return true;
+      if (strcmp (answer, " no") == 0)
+        return false;
+    }
+  bool answered;
+  bool ok = probe_run (p, &answered);
+  /* Only an index, kept when the child answered (a probe that could not start says nothing
+   * of the kernel): a failure to write it costs the next create another probe. */
+  if (key == NULL || !answered)
+    return ok;
+  cleanup_free char *text = xasprintf ("%s %s\n", key, ok ? "yes" : "no");
+  if (atomic_file_write (AT_FDCWD, path, text, strlen (text), 0600, 0) < 0)
+    verbose ("cannot keep the overlay probe's answer in %s: %s", path, strerror (errno));
+  return ok;
+}
+
+bool
+overlay_probe (const struct store_paths *p)
+{
+  bool answered;
+  return probe_run (p, &answered);
 }

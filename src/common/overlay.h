@@ -56,5 +56,12 @@ void overlay_store_mount (const struct store_paths *p, const char *name, const s
 int overlay_remove_dirs (const struct store_paths *p, const char *name);
 
 /* Whether an unprivileged overlay mount with userxattr works here: tried in a child in
- * namespaces of its own, on directories made (and removed) under P's overlays/. */
+ * namespaces of its own, on directories made (and removed) under P's overlays/. The answer
+ * is kept in overlays/OVERLAY_PROBE_FILE for overlay_probe_cached. */
 bool overlay_probe (const struct store_paths *p);
+
+/* overlay_probe's answer as kept for this kernel (release and version) and its user
+ * namespace sysctls, else a new probe: what create asks, so that a create does not mount a
+ * test overlay each time. */
+bool overlay_probe_cached (const struct store_paths *p);
+#define OVERLAY_PROBE_FILE ".probe"

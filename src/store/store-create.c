@@ -23,6 +23,7 @@
 #include "store/image-config.h"
 #include "store/interrupt.h"
 #include "store/layers.h"
+#include "store/merged.h"
 #include "store/store-create.h"
 
 /* What a failing create must undo; die() runs create_cleanup. */
@@ -154,7 +155,8 @@ creation_end (struct creation *c)
 
 /* Whether create makes an overlay root (common/overlay.h) rather than a flat one:
  * ENTER_DEVROOT_LAYOUT=overlay or flat says; else where entering's auto mode would use a
- * user namespace (chroot not allowed here) and an unprivileged overlay mounts (probed). */
+ * user namespace (chroot not allowed here) and an unprivileged overlay mounts (probed once
+ * per kernel: overlay_probe_cached). */
 bool
 store_layout_overlay (const struct store_paths *p)
 {
@@ -167,7 +169,7 @@ store_layout_overlay (const struct store_paths *p)
         return false;
       die ("invalid ENTER_DEVROOT_LAYOUT '%s': expected flat or overlay", v);
     }
-  return !userns_chroot_allowed () && overlay_probe (p);
+  return !userns_chroot_allowed () && overlay_probe_cached (p);
 }
 
 /* An overlay root's upper and work directories, made in a staging directory of their own
@@ -206,19 +208,57 @@ overlay_commit (struct creation *c, char *staged)
   cleanup_overlay = steal_pointer (&dir);
 }
 
-/* Finish C as an overlay root of M's layers (M->layers set, bottom first), in O(layers):
- * nothing is copied. create's own additions (the account; FINISH's, e.g. an image's
- * WorkingDir) go into the upper, through the overlay mounted on the staging mount point in
- * this process's own namespaces (never the host's) and unmounted before the renames. */
+/* The account's writes into a new overlay root's upper (account_ensure_user_with): what the
+ * layers hold at each path is copied up first, as overlayfs would. */
+struct upper_write
+{
+  const struct merged *mv;
+  int upperfd;
+};
+
 static void
-creation_commit_overlay (struct creation *c, struct meta *m,
+copy_up_before_write (const char *path, void *data)
+{
+  const struct upper_write *w = data;
+  merged_copy_up (w->mv, w->upperfd, path);
+}
+
+/* Whether create's additions can be written straight into the upper: every path the
+ * account writes is absent or a plain directory or file in the merged tree, and FINISH
+ * would change nothing (FINISH_IDLE). Else the overlay is mounted for them. */
+static bool
+upper_writable (const struct merged *mv, bool (*finish_idle) (const struct merged *, const struct meta *, void *),
+                const struct meta *m, void *data)
+{
+  struct account_additions add;
+  account_additions (&add);
+  cleanup_free char *home = xasprintf ("home/%s", add.name);
+  account_additions_clear (&add);
+  const char *dirs[] = { "etc", "home", home }, *files[] = { "etc/passwd", "etc/group" };
+  size_t layer;
+  struct stat st;
+  for (size_t i = 0; i < N_ELEMENTS (dirs); i++)
+    {
+      enum merged_kind k = merged_lookup (mv, dirs[i], &layer, &st);
+      if (k != MERGED_ABSENT && k != MERGED_DIR)
+        return false;
+    }
+  for (size_t i = 0; i < N_ELEMENTS (files); i++)
+    {
+      enum merged_kind k = merged_lookup (mv, files[i], &layer, &st);
+      if (k != MERGED_ABSENT && k != MERGED_FILE)
+        return false;
+    }
+  return finish_idle == NULL || finish_idle (mv, m, data);
+}
+
+/* create's additions through the overlay mounted on the staging mount point in this
+ * process's own namespaces (never the host's), unmounted before the renames: for a root
+ * whose paths upper_writable does not follow. */
+static void
+additions_through_mount (struct creation *c, const struct meta *m, const char *staged,
                          void (*finish) (int rootfd, void *data), void *data)
 {
-  size_t n = strv_length (m->layers);
-  cleanup_free char *top = overlay_layer_tree (n > 0 ? m->layers[n - 1] : NULL);
-  if (top == NULL)
-    die ("cannot create '%s': no valid top layer", c->name);
-  char *staged = overlay_stage (c, top);
   overlay_store_namespaces (c->name);
   /* volatile: the upper's filesystem is not synced at the unmount (the flat create does
    * not sync either). */
@@ -237,6 +277,40 @@ creation_commit_overlay (struct creation *c, struct meta *m,
   cleanup_free char *scratch = xasprintf ("%s/work/work", staged);
   if (rm_rf_at (AT_FDCWD, scratch) < 0)
     die_with_error ("cannot create '%s': cannot clear %s", c->name, scratch);
+}
+
+/* Finish C as an overlay root of M's layers (M->layers set, bottom first), in O(layers):
+ * nothing is copied. create's own additions (the account; FINISH's, e.g. an image's
+ * WorkingDir, unless FINISH_IDLE says it has nothing to do) go into the upper: written
+ * there directly, fd-relative, as overlayfs would have (the upper is new, empty and ours:
+ * nothing in it to distrust yet), or where the layers have something merged.c does not
+ * read, through a mount of the overlay. */
+static void
+creation_commit_overlay (struct creation *c, struct meta *m,
+                         void (*finish) (int rootfd, void *data),
+                         bool (*finish_idle) (const struct merged *mv, const struct meta *m, void *data),
+                         void *data)
+{
+  size_t n = strv_length (m->layers);
+  cleanup_free char *top = overlay_layer_tree (n > 0 ? m->layers[n - 1] : NULL);
+  if (top == NULL)
+    die ("cannot create '%s': no valid top layer", c->name);
+  char *staged = overlay_stage (c, top);
+  struct merged mv;
+  merged_open (&mv, m->layers);
+  if (upper_writable (&mv, finish_idle, m, data))
+    {
+      cleanup_free char *upper = xasprintf ("%s/upper", staged);
+      cleanup_fd int upperfd = open (upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (upperfd < 0)
+        die_with_error ("cannot create '%s': cannot open %s", c->name, upper);
+      struct upper_write w = { .mv = &mv, .upperfd = upperfd };
+      account_ensure_user_with (upperfd, copy_up_before_write, &w);
+      verbose ("wrote create's additions into %s directly (no mount)", upper);
+    }
+  else
+    additions_through_mount (c, m, staged, finish, data);
+  merged_close (&mv);
   free (m->layout);
   m->layout = xstrdup ("overlay");
   overlay_commit (c, staged);
@@ -257,6 +331,29 @@ take_image_config (int rootfd, void *data)
   struct config_take *t = data;
   if (image_config_read (rootfd, t->what, &t->m->image))
     image_config_remove (rootfd);
+}
+
+/* take_image_config has nothing to take: the layers hold no image config. */
+static bool
+no_image_config (const struct merged *mv, const struct meta *m, void *data)
+{
+  (void) m;
+  (void) data;
+  size_t layer;
+  struct stat st;
+  return merged_lookup (mv, IMAGE_CONFIG_DIR, &layer, &st) == MERGED_ABSENT;
+}
+
+/* An image's FINISH (its WorkingDir made, store-create.h) has nothing to make: the image
+ * names none, or the layers have it as a directory already. */
+static bool
+workdir_present (const struct merged *mv, const struct meta *m, void *data)
+{
+  (void) data;
+  size_t layer;
+  struct stat st;
+  const char *w = m->image.workdir;
+  return w == NULL || w[0] == '\0' || merged_lookup (mv, w, &layer, &st) == MERGED_DIR;
 }
 
 void
@@ -282,7 +379,7 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   m.layers[0] = xasprintf ("sha256:%s", hex);
   struct config_take take = { .m = &m, .what = src->description };
   if (store_layout_overlay (&c.p))
-    creation_commit_overlay (&c, &m, take_image_config, &take);
+    creation_commit_overlay (&c, &m, take_image_config, no_image_config, &take);
   else
     {
       char *hexes[] = { hex, NULL };
@@ -324,7 +421,7 @@ store_create_from_layers (const char *name, const char *origin, const char *sha2
     m.layers[i] = xasprintf ("sha256:%s", hexes[i]);
   /* An overlay needs a layer: an image of none is an empty flat root. */
   if (n > 0 && store_layout_overlay (&c.p))
-    creation_commit_overlay (&c, &m, finish, data);
+    creation_commit_overlay (&c, &m, finish, workdir_present, data);
   else
     {
       char **list = xcalloc (n + 1, sizeof *list);

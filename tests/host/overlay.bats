@@ -301,3 +301,73 @@ sub"
 		fail "left: $(ls -R "$(store)/roots" "$(store)/overlays" "$(store)/staging")"
 	assert_nothing_mounted_on_host
 }
+
+@test "overlay: create keeps the probe's answer per kernel: a kept 'no' makes a flat root, another kernel's is asked again" {
+	is_root && skip "as root auto mode enters in chroot, and create makes flat roots"
+	edr_run create a
+	assert_status 0
+	local kept key
+	kept=$(cat "$(store)/overlays/.probe") || fail "create kept no probe answer"
+	[[ $kept == "$(uname -r) "*" yes" ]] || fail "not this kernel's answer: $kept"
+	key=${kept% yes}
+	# The kept answer is what the next create goes by: no probe of its own.
+	echo "$key no" > "$(store)/overlays/.probe"
+	edr_run create b
+	assert_status 0
+	[[ $(cat "$(store)/meta/b.json") != *'"layout"'* ]] || fail "b ignored the kept answer"
+	echo "0.0.0-another-kernel #1 - - - no" > "$(store)/overlays/.probe"
+	edr_run create c
+	assert_status 0
+	[[ $(cat "$(store)/meta/c.json") == *'"layout": "overlay"'* ]] || fail "c is not an overlay root"
+	[[ $(cat "$(store)/overlays/.probe") == "$key yes" ]] ||
+		fail "the probe was not asked again: $(cat "$(store)/overlays/.probe")"
+	assert_nothing_mounted_on_host
+}
+
+@test "overlay: create writes the account straight into the upper, as overlayfs would, with no namespace or mount" {
+	is_root && skip "as root auto mode enters in chroot, and create makes flat roots"
+	command -v strace >/dev/null || skip "strace is not installed"
+	edr_run create a # keeps the probe's answer
+	assert_status 0
+	strace -f -qq -e trace=unshare,mount,fsopen,move_mount -o "$T/trace" "$EDR_BIN" create b ||
+		fail "create b failed"
+	[[ ! -s $T/trace ]] || fail "create made namespaces or mounts: $(cat "$T/trace")"
+	local up=$(store)/overlays/b/upper lower me
+	lower=$(sed -n 's/.*"layers": \["sha256:\([0-9a-f]*\)".*/\1/p' "$(store)/meta/b.json")
+	lower=$XDG_CACHE_HOME/enter-devroot/layers/sha256/$lower/tree
+	me=$(id -un)
+	[[ $(stat -c %a "$up/etc") == $(stat -c %a "$lower/etc") ]] || fail "etc's mode was not copied up"
+	[[ $(stat -c %a "$up/etc/passwd") == $(stat -c %a "$lower/etc/passwd") ]] ||
+		fail "passwd's mode was not copied up"
+	diff <(cat "$lower/etc/passwd") <(head -n "$(wc -l < "$lower/etc/passwd")" "$up/etc/passwd") ||
+		fail "the layer's passwd lines are not kept"
+	[[ $(tail -n 1 "$up/etc/passwd") == "$me:x:$(id -u):$(id -g):"* ]] || fail "no account line"
+	grep -q "^$(id -gn):x:$(id -g):" "$up/etc/group" || fail "no group line"
+	[[ -d $up/home/$me ]] || fail "no home in the upper"
+	edr_run run b -- sh -c 'whoami; pwd; ls -ld /etc | cut -c1-10'
+	assert_status 0
+	assert_output "$me
+/home/$me
+drwxr-xr-x"
+	assert_nothing_mounted_on_host
+}
+
+@test "overlay: create of an image whose /home is a symlink adds the account through a mount of the overlay" {
+	is_root && skip "as root auto mode enters in chroot, and create makes flat roots"
+	mkdir "$T/img"
+	tar -xzf "$EDR_TEMPLATE" -C "$T/img"
+	rm -rf "$T/img/home"
+	mkdir -p "$T/img/var/home"
+	ln -s var/home "$T/img/home"
+	tar -czf "$T/img.tar.gz" -C "$T/img" .
+	edr_run create s --from "$T/img.tar.gz"
+	assert_status 0
+	[[ $(cat "$(store)/meta/s.json") == *'"layout": "overlay"'* ]] || fail "not an overlay root"
+	# A symlinked /home gets no home made in it (the account never follows a symlink).
+	[[ $stderr == *"cannot create your home"* ]] || fail "$(last_run)"
+	grep -q "^$(id -un):" "$(store)/overlays/s/upper/etc/passwd" || fail "no account in the upper"
+	edr_run run s -- whoami
+	assert_status 0
+	assert_output "$(id -un)"
+	assert_nothing_mounted_on_host
+}
