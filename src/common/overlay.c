@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -67,6 +68,29 @@ overlay_layer_tree (const char *diff_id)
     return NULL;
   cleanup_free char *cache = paths_xdg_dir ("XDG_CACHE_HOME", ".cache");
   return xasprintf ("%s/enter-devroot/layers/sha256/%s/tree", cache, hex);
+}
+
+int
+overlay_layer_hold (const char *diff_id)
+{
+  cleanup_free char *tree = overlay_layer_tree (diff_id);
+  if (tree == NULL)
+    return -1;
+  *strrchr (tree, '/') = '\0'; /* the layer's directory, which `cache clean` locks */
+  int fd = open (tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  struct stat st;
+  /* A clean removing it holds the lock exclusively: wait for it, then see whether the
+   * directory is still there (an rmdir()ed one has no links) and whole (its meta.json is
+   * written before it is renamed into place). */
+  if (flock (fd, LOCK_SH) < 0 || fstat (fd, &st) < 0 || st.st_nlink == 0
+      || faccessat (fd, "meta.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
 }
 
 /* The directories of one mount: LOWERS top first. */
@@ -253,7 +277,9 @@ overlay_store_mount (const struct store_paths *p, const char *name, const struct
   if (!overlay_is_root (m))
     return;
   overlay_store_namespaces (name);
-  overlay_mount_root (p, name, m, false);
+  /* A throwaway root's job mounted it volatile, whose mark refuses any later mount until
+   * it is cleared: run --save's export mounts it the same way. */
+  overlay_mount_root (p, name, m, str_has_prefix (name, EPHEMERAL_PREFIX));
 }
 
 int

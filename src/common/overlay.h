@@ -27,6 +27,11 @@ bool overlay_is_root (const struct meta *m);
  * caller's own cache, never a shared `cache = DIR`); NULL when DIFF_ID is not of that form. */
 char *overlay_layer_tree (const char *diff_id);
 
+/* Hold the layer DIFF_ID against `cache clean`: its directory open with a shared lock,
+ * checked to be in place and whole. The fd (the hold lasts until it is closed), or -1 when
+ * the layer is not in the store (or a clean removed it meanwhile). */
+int overlay_layer_hold (const char *diff_id);
+
 /* Mount the overlay of LAYERS (diff_ids, bottom first) with DIR/upper and DIR/work on
  * TARGET, in the current mount namespace, which must be a private one of a user namespace
  * the caller holds CAP_SYS_ADMIN in. THROWAWAY: `volatile` (no sync of the upper's

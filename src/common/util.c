@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -289,6 +290,40 @@ mkdir_p (const char *path, mode_t mode)
     {
       errno = ENOTDIR;
       return -1;
+    }
+  return 0;
+}
+
+int
+mkdir_p_beneath (int rootfd, const char *path)
+{
+  cleanup_free char *copy = xstrdup (path);
+  for (char *p = copy; *p != '\0';)
+    {
+      p += strspn (p, "/");
+      if (*p == '\0')
+        break;
+      p += strcspn (p, "/");
+      char saved = *p;
+      *p = '\0';
+      struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                              .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+      int fd = (int) syscall (SYS_openat2, rootfd, copy, &how, sizeof how);
+      if (fd < 0 && errno == ENOENT)
+        {
+          char *slash = strrchr (copy, '/');
+          cleanup_free char *parent = slash != NULL && slash != copy
+                                        ? xasprintf ("%.*s", (int) (slash - copy), copy)
+                                        : xstrdup ("/");
+          cleanup_fd int pfd = (int) syscall (SYS_openat2, rootfd, parent, &how, sizeof how);
+          if (pfd < 0 || mkdirat (pfd, slash != NULL ? slash + 1 : copy, 0755) < 0)
+            return -1;
+        }
+      else if (fd < 0)
+        return -1;
+      else
+        close (fd);
+      *p = saved;
     }
   return 0;
 }

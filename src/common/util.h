@@ -84,6 +84,11 @@ char *read_first_line (const char *path);
 
 /* mkdir -p with MODE for the directories it creates; -1 with errno on failure. */
 int mkdir_p (const char *path, mode_t mode);
+/* Every missing directory of PATH beneath ROOTFD (mode 0755), each component resolved with
+ * RESOLVE_IN_ROOT, so that a symlink on the way (an image's /usr/src -> ../src, or an
+ * absolute one) resolves inside the root, as it will in the chroot: an image's WorkingDir,
+ * as docker and podman make it. 0, or -1 with errno. */
+int mkdir_p_beneath (int rootfd, const char *path);
 
 /* Close every fd >= lowfd (close_range with a /proc/self/fd fallback). */
 void close_fds_from (int lowfd);

@@ -131,6 +131,8 @@ struct userns_view
   const struct terminal *term; /* the caller's terminal, for the job's PID 1 to take */
   const char *root;            /* its path, for an overlay root's mount */
   const struct meta *overlay;  /* an overlay root's metadata (overlay.h), else NULL */
+  const char *scratch;         /* run --ephemeral of a cached image: where the job mounts its
+                                * tmpfs (mount_ephemeral_root), else NULL */
 };
 
 __attribute__((noreturn)) static void
@@ -307,6 +309,43 @@ mount_overlay_root (const struct userns_view *v)
   close (fd);
 }
 
+/* run --ephemeral of a cached image (ephemeral.h): a tmpfs on the store's staging directory,
+ * in this mount namespace only, holds the overlay's upper, work directory and mount point;
+ * the layers are mounted there directly, with create's additions (the account, the image's
+ * WorkingDir) written through it. Nothing of it is on the host: it goes with the job's
+ * namespaces, however the job ends. */
+static void
+mount_ephemeral_root (const struct userns_view *v)
+{
+  const char *dir = v->scratch;
+  verbose ("mount a tmpfs on %s for the throwaway root's upper", dir);
+  if (mount ("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0)
+    die_with_error ("cannot enter root '%s': cannot mount a tmpfs on %s", v->name, dir);
+  size_t n = strv_length (v->overlay->layers);
+  cleanup_free char *top = overlay_layer_tree (v->overlay->layers[n - 1]);
+  cleanup_free char *upper = xasprintf ("%s/upper", dir);
+  cleanup_free char *work = xasprintf ("%s/work", dir);
+  cleanup_free char *target = xasprintf ("%s/root", dir);
+  struct stat st;
+  /* The merged root directory shows the upper's mode: the top layer's, as create gives. */
+  if (top == NULL || stat (top, &st) < 0 || mkdir (upper, 0700) < 0
+      || chmod (upper, st.st_mode & 07777) < 0 || mkdir (work, 0700) < 0
+      || mkdir (target, 0700) < 0)
+    die_with_error ("cannot enter root '%s': cannot make its upper in the tmpfs on %s",
+                    v->name, dir);
+  overlay_mount (v->name, target, v->overlay->layers, dir, true);
+  int fd = open (target, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || fchdir (fd) < 0)
+    die_with_error ("cannot enter root '%s': cannot change directory to its overlay %s",
+                    v->name, target);
+  account_ensure_user (fd);
+  const char *workdir = v->overlay->image.workdir;
+  if (workdir != NULL && workdir[0] != '\0' && mkdir_p_beneath (fd, workdir) < 0)
+    die_with_error ("cannot enter root '%s': cannot create the image's WorkingDir %s",
+                    v->name, workdir);
+  close (fd);
+}
+
 /* In the new namespaces, the working directory the root: the identity maps, private mounts,
  * an overlay root's overlay, /dev, /proc, the host files and every --bind. */
 static void
@@ -322,7 +361,9 @@ build_userns_view (void *arg)
   verbose ("mount / private, recursively (nothing propagates back to the host)");
   if (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
     die_with_error ("cannot enter root '%s': cannot make the mounts private", v->name);
-  if (v->overlay != NULL)
+  if (v->scratch != NULL)
+    mount_ephemeral_root (v);
+  else if (v->overlay != NULL)
     mount_overlay_root (v);
   bind_check_all (v->name, v->binds, v->n_binds);
   mount_dev (v->name, v->term);
@@ -560,7 +601,7 @@ enter_devroot (const struct cli *cli)
   const char *name = cli->name;
   if (cli->ephemeral)
     {
-      ephemeral_create (cli, &eph);
+      ephemeral_create (cli, &eph, mode == ENTER_MODE_USERNS);
       name = eph.name;
     }
   /* Not a local: the children never return, so the compiler may drop a local's slot and
@@ -568,9 +609,17 @@ enter_devroot (const struct cli *cli)
    * the store to a static nobody reads is dropped too. */
   static char *volatile root;
   static struct meta meta; /* the same: its image fields are used until the exec */
-  root = roots_existing_path (name, "enter");
+  bool direct = cli->ephemeral && eph.direct;
+  /* A direct throwaway root has no directory of its own on the host: the job's tmpfs is
+   * mounted on the staging directory, where the supervisor waits until the clone. */
+  root = direct ? xstrdup (eph.paths.staging) : roots_existing_path (name, "enter");
   verbose ("root '%s': %s", name, root);
-  bool have_meta = roots_read_meta (name, &meta);
+  bool have_meta = direct || roots_read_meta (name, &meta);
+  if (direct)
+    {
+      meta = eph.meta; /* the static's now: the run's metadata */
+      eph.meta = (struct meta) { 0 };
+    }
   if (have_meta && meta.image.digest != NULL)
     opts_image.image = &meta.image;
   /* An overlay root exists only as a mount in the job's namespaces: never in chroot mode,
@@ -606,7 +655,8 @@ enter_devroot (const struct cli *cli)
     term.fd = -1; /* the job stays in our process group: it owns the terminal with us */
   struct userns_view view = { .name = name, .opts = opts, .binds = binds, .n_binds = n_binds,
                               .uid = getuid (), .gid = getgid (), .term = &term,
-                              .root = root, .overlay = overlay ? &meta : NULL };
+                              .root = root, .overlay = overlay ? &meta : NULL,
+                              .scratch = direct ? root : NULL };
   /* A Slurm step's tasks on a node share the root's namespaces (stepns.c). */
   struct stepns step;
   bool shared = false;

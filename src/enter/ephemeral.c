@@ -19,10 +19,13 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/helper.h"
+#include "common/overlay.h"
+#include "common/resolved.h"
 #include "common/roots.h"
 #include "common/save-target.h"
 #include "common/util.h"
@@ -131,12 +134,86 @@ save_root (const struct ephemeral *e)
   return -1;
 }
 
+/* An overlay's upper on a tmpfs needs the tmpfs to keep user.* xattrs (userxattr's opaque
+ * directories and whiteouts): Linux 6.6 and later. */
+#define TMPFS_USER_XATTR_MAJOR 6
+#define TMPFS_USER_XATTR_MINOR 6
+
+static bool
+tmpfs_has_user_xattrs (void)
+{
+  struct utsname u;
+  unsigned major, minor;
+  return uname (&u) == 0 && sscanf (u.release, "%u.%u", &major, &minor) == 2
+         && (major > TMPFS_USER_XATTR_MAJOR
+             || (major == TMPFS_USER_XATTR_MAJOR && minor >= TMPFS_USER_XATTR_MINOR));
+}
+
+/* Whether E's root is made by overlay roots' rules here: ENTER_DEVROOT_LAYOUT, else the
+ * probe's kept answer (as create decides, store-create.c). */
+static bool
+layout_overlay (const struct ephemeral *e)
+{
+  const char *v = getenv ("ENTER_DEVROOT_LAYOUT");
+  if (v != NULL && v[0] != '\0')
+    return strcmp (v, "overlay") == 0;
+  return overlay_probe_cached (&e->paths);
+}
+
+/* The direct path of ephemeral_create (ephemeral.h): true with E->meta and E->holds set. */
+static bool
+ephemeral_direct (const struct cli *cli, struct ephemeral *e)
+{
+  cleanup_free char *key = resolved_key (cli);
+  if (key == NULL || !tmpfs_has_user_xattrs () || !layout_overlay (e))
+    return false;
+  if (!resolved_read (key, &e->meta))
+    {
+      verbose ("run --ephemeral: no record of what the source resolved to: through %s",
+               STORE_HELPER_NAME);
+      return false;
+    }
+  size_t n = strv_length (e->meta.layers);
+  e->holds = xcalloc (n + 1, sizeof (int));
+  for (e->n_holds = 0; e->n_holds < n; e->n_holds++)
+    if ((e->holds[e->n_holds] = overlay_layer_hold (e->meta.layers[e->n_holds])) < 0)
+      {
+        verbose ("run --ephemeral: layer %s is no longer in the layer store: through %s",
+                 e->meta.layers[e->n_holds], STORE_HELPER_NAME);
+        ephemeral_release (e);
+        return false;
+      }
+  free (e->meta.layout);
+  e->meta.layout = xstrdup ("overlay");
+  e->direct = true;
+  verbose ("run --ephemeral: the cached image's %zu layers, mounted in the job's namespaces "
+           "over a tmpfs upper (no root in %s)", n, e->paths.roots);
+  return true;
+}
+
 void
-ephemeral_create (const struct cli *cli, struct ephemeral *e)
+ephemeral_release (struct ephemeral *e)
+{
+  for (size_t i = 0; i < e->n_holds; i++)
+    close (e->holds[i]);
+  free (e->holds);
+  e->holds = NULL;
+  e->n_holds = 0;
+  meta_clear (&e->meta);
+  e->direct = false;
+}
+
+void
+ephemeral_create (const struct cli *cli, struct ephemeral *e, bool userns)
 {
   if (cli->save != NULL)
     save_target_check (cli->save);
   e->save = NULL; /* until the root is there to save */
+  e->direct = false;
+  e->meta = (struct meta) { 0 };
+  e->holds = NULL;
+  e->n_holds = 0;
+  e->run_lock = -1;
   store_paths_from_env (&e->paths);
   roots_prepare (&e->paths);
   /* In a Slurm job step the name is the step's on this node, and every task of it holds
@@ -146,6 +223,9 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
     die ("run --name %s: only a task of a Slurm job step (srun) has a job to keep it for",
          cli->job_root);
   e->name = e->shared ? xstrdup (e->share.name) : random_name ();
+  /* A Slurm step's tasks share one root, which --save exports: those go through a root. */
+  if (userns && !e->shared && cli->save == NULL && ephemeral_direct (cli, e))
+    return;
   cleanup_free char *lock = paths_run_lock (&e->paths, e->name);
   e->run_lock = open (lock, O_RDWR | O_CREAT | (e->shared ? 0 : O_EXCL) | O_NOFOLLOW | O_CLOEXEC,
                       0600);
@@ -188,6 +268,15 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e)
 int
 ephemeral_remove (struct ephemeral *e, const struct job_end *end)
 {
+  if (e->direct)
+    {
+      /* Nothing on the host: the tmpfs went with the job's namespaces. */
+      ephemeral_release (e);
+      free (e->name);
+      e->name = NULL;
+      store_paths_clear (&e->paths);
+      return 0;
+    }
   int r = 0;
   bool last = !e->shared || step_share_leave (&e->share);
   /* A cancelled run is being stopped: an export now would only hold up the end it was

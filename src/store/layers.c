@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/meta.h"
+#include "common/overlay.h"
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
@@ -67,31 +68,14 @@ is_hex64 (const char *s)
   return i == SHA256_HEX_LEN;
 }
 
-/* Open the layer HEX's directory and take a shared lock on it, held until this process
- * exits (the fd is never closed), so `cache clean` leaves it alone while this create
- * copies from it. False when it is not there (or a clean removed it meanwhile). */
+/* Hold the layer HEX (overlay_layer_hold) until this process exits (the fd is never
+ * closed), so `cache clean` leaves it alone while this create copies from it. False when
+ * it is not there (or a clean removed it meanwhile). */
 static bool
 layer_hold (const char *hex)
 {
-  cleanup_free char *dir = layer_dir (hex);
-  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  struct stat st;
-  /* A clean removing it holds the lock exclusively: wait for it, then see whether the
-   * directory is still there (an rmdir()ed one has no links). */
-  if (flock (fd, LOCK_SH) < 0 || fstat (fd, &st) < 0 || st.st_nlink == 0)
-    {
-      close (fd);
-      return false;
-    }
-  cleanup_free char *meta = xasprintf ("%s/meta.json", dir);
-  if (access (meta, F_OK) < 0)
-    {
-      close (fd);
-      return false;
-    }
-  return true; /* fd kept: the lock lasts until exit */
+  cleanup_free char *diff_id = xasprintf (DIGEST_PREFIX "%s", hex);
+  return overlay_layer_hold (diff_id) >= 0; /* fd kept: the lock lasts until exit */
 }
 
 bool

@@ -17,6 +17,7 @@
 #include "common/name.h"
 #include "common/options.h"
 #include "common/paths.h"
+#include "common/resolved.h"
 #include "common/roots.h"
 #include "common/util.h"
 #include "common/verbose.h"
@@ -113,8 +114,59 @@ announce_created (const struct cli *cli)
            size != NULL ? ")" : "", PROGRAM_NAME, cli->name);
 }
 
+/* The file whose identity stands for CLI's local source (resolved.h): an image layout's
+ * index.json, a docker-archive or tarball file, the default template; NULL for any other
+ * source (nothing is recorded for it). */
+static char *
+source_stamp_path (const struct cli *cli)
+{
+  if (cli->from == NULL)
+    return cli->template_name == NULL ? source_default_template_path () : NULL;
+  if (!oci_ref_is_image (cli->from))
+    return realpath (cli->from, NULL);
+  struct oci_ref ref;
+  const char *why;
+  if (oci_ref_parse (cli->from, &ref, &why) < 0)
+    return NULL;
+  cleanup_free char *dir = ref.kind != OCI_REF_DOCKER ? realpath (ref.path, NULL) : NULL;
+  char *path = dir == NULL ? NULL
+               : ref.kind == OCI_REF_LAYOUT ? xasprintf ("%s/index.json", dir)
+                                            : xstrdup (dir);
+  oci_ref_clear (&ref);
+  return path;
+}
+
+/* After a create, keep what its source resolved to (the new root's layers and image
+ * config) for `run --ephemeral` (resolved.h), when the stamp taken before the create
+ * (STAMP of STAMP_PATH) still holds: the source did not change while it was read. */
+static void
+remember_resolved (const struct cli *cli, const char *stamp_path, const char *stamp)
+{
+  cleanup_free char *key = resolved_key (cli);
+  cleanup_free char *now = resolved_stamp (stamp_path);
+  if (key == NULL || stamp == NULL || now == NULL || strcmp (now, stamp) != 0)
+    return;
+  struct meta m;
+  if (roots_read_meta (cli->name, &m) && m.layers != NULL && m.layers[0] != NULL)
+    resolved_write (key, &m, stamp_path, stamp);
+  meta_clear (&m);
+}
+
+static void
+create_root (const struct cli *cli);
+
 static void
 create (const struct cli *cli)
+{
+  cleanup_free char *stamp_path = source_stamp_path (cli);
+  cleanup_free char *stamp = resolved_stamp (stamp_path);
+  create_root (cli);
+  remember_resolved (cli, stamp_path, stamp);
+  announce_created (cli);
+}
+
+static void
+create_root (const struct cli *cli)
 {
   struct source src = { .fd = -1 };
   struct fetch_opts fo = { .index = cli->index, .cacert = cli->cacert, .quiet = cli->quiet };
@@ -144,7 +196,6 @@ create (const struct cli *cli)
       struct extract_opts xopts = { .max_bytes = max_size };
       verbose ("source: the image %s%s", image, builtin != NULL ? " (a built-in template)" : "");
       oci_create (cli->name, image, &oo, &xopts);
-      announce_created (cli);
       return;
     }
   if (cli->platform != NULL || cli->insecure_http)
@@ -159,7 +210,6 @@ create (const struct cli *cli)
       struct extract_opts xopts = { .max_bytes = max_size };
       verbose ("source: the directory %s", cli->from);
       create_from_tree (cli->name, cli->from, &xopts);
-      announce_created (cli);
       return;
     }
   if (cli->from != NULL && fetch_is_url (cli->from))
@@ -191,7 +241,6 @@ create (const struct cli *cli)
   store_create (cli->name, &src, &xopts);
   progress_end (&bar);
   source_clear (&src);
-  announce_created (cli);
 }
 
 static void

@@ -158,41 +158,12 @@ apply_clear (struct apply *a)
   free (a->layers);
 }
 
-/* The image's WorkingDir must exist, as docker and podman make it: each missing component
- * is created, resolved with RESOLVE_IN_ROOT so a symlink on the way (an image's /usr/src ->
- * ../src, or an absolute one) resolves inside the root, as it will in the chroot. */
+/* The image's WorkingDir must exist, as docker and podman make it (mkdir_p_beneath). */
 static void
 make_workdir (int rootfd, const char *what, const char *workdir)
 {
-  cleanup_free char *path = xstrdup (workdir);
-  for (char *p = path; *p != '\0';)
-    {
-      p += strspn (p, "/");
-      if (*p == '\0')
-        break;
-      p += strcspn (p, "/");
-      char saved = *p;
-      *p = '\0';
-      struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-                              .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-      int fd = (int) syscall (SYS_openat2, rootfd, path, &how, sizeof how);
-      if (fd < 0 && errno == ENOENT)
-        {
-          char *slash = strrchr (path, '/');
-          cleanup_free char *parent = slash != NULL && slash != path
-                                        ? xasprintf ("%.*s", (int) (slash - path), path)
-                                        : xstrdup ("/");
-          struct open_how phow = how;
-          cleanup_fd int pfd = (int) syscall (SYS_openat2, rootfd, parent, &phow, sizeof phow);
-          if (pfd < 0 || mkdirat (pfd, slash != NULL ? slash + 1 : path, 0755) < 0)
-            die_with_error ("%s: cannot create the WorkingDir %s in the root", what, workdir);
-        }
-      else if (fd < 0)
-        die_with_error ("%s: the WorkingDir %s is not a directory in the root", what, workdir);
-      else
-        close (fd);
-      *p = saved;
-    }
+  if (mkdir_p_beneath (rootfd, workdir) < 0)
+    die_with_error ("%s: cannot create the WorkingDir %s in the root", what, workdir);
 }
 
 void

@@ -371,3 +371,102 @@ drwxr-xr-x"
 	assert_output "$(id -un)"
 	assert_nothing_mounted_on_host
 }
+
+# lone_binary: enter-devroot copied alone into $T/lone, with no store helper beside it (nor
+# installed here): a run that needs the helper fails there.
+lone_binary() {
+	mkdir -p "$T/lone"
+	cp "$EDR_BIN" "$T/lone/enter-devroot"
+	local d
+	for d in /usr/local/libexec /usr/libexec; do
+		[[ ! -e $d/enter-devroot/enter-devroot-store ]] ||
+			skip "an installed enter-devroot-store would be found"
+	done
+	LONE=$T/lone/enter-devroot
+}
+
+# assert_store_clean: no root, overlay, staging entry or mount of a throwaway run left.
+assert_store_clean() {
+	[[ -z $(ls -A "$(store)/roots") && -z $(ls -A "$(store)/staging") ]] ||
+		fail "left: $(ls -R "$(store)/roots" "$(store)/staging")"
+	[[ -z $(ls -A "$(store)/overlays" | grep -v '^\.probe$') ]] ||
+		fail "left: $(ls -A "$(store)/overlays")"
+	assert_nothing_mounted_on_host
+}
+
+@test "overlay: run --ephemeral of a cached image mounts its layers itself: no store helper, no root, nothing left" {
+	is_root && skip "as root auto mode enters in chroot"
+	export ENTER_DEVROOT_LAYOUT=overlay
+	cp "$EDR_TEMPLATE" "$T/img.tar.gz"
+	edr_run create c --from "$T/img.tar.gz" # caches the layer, and what the source resolved to
+	assert_status 0
+	edr_run remove c
+	lone_binary
+	run --separate-stderr "$LONE" run --ephemeral --from "$T/img.tar.gz" -- \
+		sh -c 'whoami; pwd; echo x > /x; cat /x; rm /bin/true; ls /bin/true'
+	assert_status 1
+	assert_output "$(id -un)
+/home/$(id -un)
+x"
+	assert_store_clean
+	# Each run is its own: the last one's writes are gone.
+	run --separate-stderr "$LONE" run --ephemeral --from "$T/img.tar.gz" -- sh -c 'ls /bin/true; ls /x'
+	assert_status 1
+	assert_output "/bin/true"
+	[[ $stderr == *"/x"* ]] || fail "$(last_run)"
+	assert_store_clean
+}
+
+@test "overlay: run --ephemeral of a source changed since its record, or whose layer was cleaned, goes through the helper" {
+	is_root && skip "as root auto mode enters in chroot"
+	export ENTER_DEVROOT_LAYOUT=overlay
+	mkdir "$T/img"
+	tar -xzf "$EDR_TEMPLATE" -C "$T/img"
+	tar -czf "$T/img.tar.gz" -C "$T/img" .
+	edr_run run --ephemeral --from "$T/img.tar.gz" -- true # through the helper: records it
+	assert_status 0
+	echo new > "$T/img/new-file"
+	tar -czf "$T/img.tar.gz" -C "$T/img" .
+	lone_binary
+	run --separate-stderr "$LONE" run --ephemeral --from "$T/img.tar.gz" -- cat /new-file
+	assert_edr_error "$EDR_TOOL_EXIT" enter-devroot-store
+	edr_run run --ephemeral --from "$T/img.tar.gz" -- cat /new-file
+	assert_status 0
+	assert_output new
+	edr_run cache clean
+	assert_status 0
+	[[ -z $(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256") ]] || fail "a layer was kept"
+	edr_run run --ephemeral --from "$T/img.tar.gz" -- cat /new-file
+	assert_status 0
+	assert_output new
+	assert_store_clean
+}
+
+@test "overlay: run --ephemeral of a cached image whose supervisor is killed leaves nothing" {
+	is_root && skip "as root auto mode enters in chroot"
+	export ENTER_DEVROOT_LAYOUT=overlay
+	edr_run create c --from "$EDR_TEMPLATE"
+	assert_status 0
+	edr_run remove c
+	"$EDR_BIN" run --ephemeral --from "$EDR_TEMPLATE" -- sh -c "sleep 300; echo $T" &
+	local sup=$! i job="^sh -c sleep 300; echo $T"
+	for i in $(seq 100); do pgrep -f "$job" >/dev/null && break; sleep 0.1; done
+	pgrep -f "$job" >/dev/null || fail "the job did not start"
+	kill -KILL "$sup"
+	wait "$sup" || true
+	for i in $(seq 50); do pgrep -f "$job" >/dev/null || break; sleep 0.1; done
+	! pgrep -f "$job" >/dev/null || fail "the job outlived its supervisor"
+	assert_store_clean
+}
+
+@test "overlay: run --ephemeral --save of a cached image still saves the root" {
+	is_root && skip "as root auto mode enters in chroot"
+	export ENTER_DEVROOT_LAYOUT=overlay
+	edr_run create c --from "$EDR_TEMPLATE"
+	assert_status 0
+	edr_run run --ephemeral --from "$EDR_TEMPLATE" --save "$T/saved.tar.gz" -- sh -c 'echo kept > /kept'
+	assert_status 0
+	tar -xzOf "$T/saved.tar.gz" ./kept > "$T/kept" || fail "no /kept in the saved archive"
+	[[ $(cat "$T/kept") == kept ]] || fail "wrong content"
+	[[ $(ls -A "$(store)/roots") == c ]] || fail "left: $(ls -A "$(store)/roots")"
+}

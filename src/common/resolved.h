@@ -1,0 +1,40 @@
+/* What a create's source resolved to, kept so that `run --ephemeral` can mount a cached
+ * image's layers without the store helper (issue 28): enter-devroot links libc only, and
+ * the helper's exec alone (its libraries) costs more than the run it serves.
+ *
+ * After a create from a local source (--from oci:DIR[:TAG], --from docker-archive:FILE,
+ * --from FILE, or the default template), enter-devroot-store writes a record of the new
+ * root's layers and image config, keyed on the create options that name the source, and
+ * stamped with the identity of the file that decides what the source is (DIR/index.json,
+ * or the file itself: device, inode, size, mtime and ctime, which any write changes):
+ *
+ *   ${XDG_CACHE_HOME:-~/.cache}/enter-devroot/layers/resolved/KEY.json
+ *
+ * in the metadata's JSON form (meta.h), with "name" the key's text, "source" the stamped
+ * file and "sha256" its stamp. A record whose stamp no longer matches, or whose layers a
+ * `cache clean` removed, is not used: the run goes through the helper, which writes it
+ * again. Only the caller's own cache is read, as for the layers. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "common/cli.h"
+#include "common/meta.h"
+
+/* The key of CLI's create options when they name a source a record can stand for (no URL,
+ * registry, --template, --sha256, --no-verify, --index, --cacert, --insecure-http or
+ * --max-size): "cwd\nfrom\nplatform"; NULL otherwise. */
+char *resolved_key (const struct cli *cli);
+
+/* Write the record of root NAME's metadata M for KEY, the source's identity being STAMP
+ * (resolved_stamp of STAMP_PATH, taken before the create read it). A failure is a verbose
+ * line: the record is an index. */
+void resolved_write (const char *key, const struct meta *m, const char *stamp_path,
+                     const char *stamp);
+
+/* "dev:ino:size:mtime:ctime" of PATH, or NULL. */
+char *resolved_stamp (const char *path);
+
+/* The record for KEY into M (its layers and image; M->name is the key) when its stamp
+ * still matches; false otherwise (M then empty). */
+bool resolved_read (const char *key, struct meta *m);
