@@ -129,10 +129,12 @@ static const struct command_info commands[] = {
     "\n" ENTER_OPTIONS_HELP IMAGE_HELP },
   { "list", CMD_LIST, false, "list [--json]",
     "List the devroots: name, size of what create unpacked (SIZE-AT-CREATION: not counting\n"
-    "what was installed since), creation time, source.\n"
+    "what was installed since), its own size (OWN: an overlay root's upper, measured now; a\n"
+    "flat root's copy, its size at creation), the size of the layers it shares in the layer\n"
+    "store (SHARED), creation time, source.\n"
     "\n"
     "  --json            one JSON array of objects with name, path, source, sha256,\n"
-    "                    created (RFC 3339, UTC) and size_bytes\n" },
+    "                    created (RFC 3339, UTC), size_bytes, own_bytes and shared_bytes\n" },
   { "path", CMD_PATH, true, "path NAME", "Print the directory of devroot NAME.\n" },
   { "remove", CMD_REMOVE, true, "remove NAME... [--force]",
     "Delete each devroot NAME and its metadata (read-only directories included). A devroot\n"

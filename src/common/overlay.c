@@ -70,6 +70,20 @@ overlay_layer_tree (const char *diff_id)
   return xasprintf ("%s/enter-devroot/layers/sha256/%s/tree", cache, hex);
 }
 
+uint64_t
+overlay_layer_size (const char *diff_id)
+{
+  cleanup_free char *tree = overlay_layer_tree (diff_id);
+  if (tree == NULL)
+    return 0;
+  *strrchr (tree, '/') = '\0'; /* the layer's directory */
+  cleanup_free char *path = xasprintf ("%s/meta.json", tree);
+  struct meta m = { 0 };
+  uint64_t size = meta_read (path, &m) == 0 ? m.size_bytes : 0;
+  meta_clear (&m);
+  return size;
+}
+
 int
 overlay_layer_hold (const char *diff_id)
 {

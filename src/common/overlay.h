@@ -13,6 +13,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common/meta.h"
 #include "common/paths.h"
@@ -26,6 +27,9 @@ bool overlay_is_root (const struct meta *m);
 /* $XDG_CACHE_HOME/enter-devroot/layers/sha256/HEX/tree for DIFF_ID "sha256:HEX" (the
  * caller's own cache, never a shared `cache = DIR`); NULL when DIFF_ID is not of that form. */
 char *overlay_layer_tree (const char *diff_id);
+
+/* The layer DIFF_ID's size in bytes of regular files (its meta.json), 0 when unknown. */
+uint64_t overlay_layer_size (const char *diff_id);
 
 /* Hold the layer DIFF_ID against `cache clean`: its directory open with a shared lock,
  * checked to be in place and whole. The fd (the hold lasts until it is closed), or -1 when

@@ -1,6 +1,7 @@
 /* The store of devroots as `list` and `images` print it: the names, each root's metadata. */
 #include <dirent.h>
 #include <errno.h>
+#include <fts.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "common/inuse.h"
 #include "common/meta.h"
 #include "common/name.h"
+#include "common/overlay.h"
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
@@ -31,6 +33,44 @@ human_size (uint64_t bytes)
       u++;
     }
   return u == 0 ? xasprintf ("%" PRIu64 "B", bytes) : xasprintf ("%.1f%c", v, units[u]);
+}
+
+/* Bytes of the regular files under DIR, not following symlinks nor crossing into another
+ * filesystem; what cannot be read is not counted. */
+static uint64_t
+tree_bytes (const char *dir)
+{
+  cleanup_free char *start = xstrdup (dir); /* fts_open takes char *const * */
+  char *paths[] = { start, NULL };
+  FTS *fts = fts_open (paths, FTS_PHYSICAL | FTS_NOCHDIR | FTS_XDEV, NULL);
+  uint64_t bytes = 0;
+  for (FTSENT *e; fts != NULL && (e = fts_read (fts)) != NULL;)
+    if (e->fts_info == FTS_F)
+      bytes += (uint64_t) e->fts_statp->st_size;
+  if (fts != NULL)
+    fts_close (fts);
+  return bytes;
+}
+
+/* A root's own bytes and those of the layers it shares: an overlay root's own are its
+ * upper's files (measured now: a root's diff is small next to its image); a flat root's are
+ * all of its files, a copy of its layers made at creation (M's size, not measured again:
+ * walking a whole root would make a listing of large roots take seconds). Shared: its
+ * layers in the layer store, which `cache clean` keeps for it. */
+static void
+root_sizes (const struct store_paths *p, const struct meta *m, uint64_t *own, uint64_t *shared)
+{
+  *shared = 0;
+  for (char **l = m->layers; l != NULL && *l != NULL; l++)
+    *shared += overlay_layer_size (*l);
+  if (!overlay_is_root (m))
+    {
+      *own = m->size_bytes;
+      return;
+    }
+  cleanup_free char *dir = paths_overlay (p, m->name);
+  cleanup_free char *upper = xasprintf ("%s/upper", dir);
+  *own = tree_bytes (upper);
 }
 
 /* The names of the devroots, sorted. */
@@ -99,8 +139,8 @@ roots_list (bool json)
   else if (n > 0)
     /* The size is what create unpacked (the metadata's): walking every root to measure it
      * now would make a listing of large roots take seconds. The header says so. */
-    strbuf_appendf (&out, "%-*s %-16s  %-20s  %s\n", width, "NAME", "SIZE-AT-CREATION",
-                    "CREATED", "SOURCE");
+    strbuf_appendf (&out, "%-*s %-16s  %-8s %-8s  %-20s  %s\n", width, "NAME",
+                    "SIZE-AT-CREATION", "OWN", "SHARED", "CREATED", "SOURCE");
   for (size_t i = 0; i < n; i++)
     {
       cleanup_free char *root = paths_root (&p, names[i]);
@@ -108,17 +148,24 @@ roots_list (bool json)
       roots_read_meta (names[i], &m); /* listed with empty fields: metadata lost or unreadable */
       free (m.name);
       m.name = xstrdup (names[i]);
+      uint64_t own, shared;
+      root_sizes (&p, &m, &own, &shared);
       if (json)
         {
           strbuf_append (&out, "  ");
           meta_append_json (&out, &m, root);
-          strbuf_append (&out, i + 1 < n ? ",\n" : "\n");
+          out.len--; /* the object's closing brace: the sizes go in it */
+          strbuf_appendf (&out, ", \"own_bytes\": %" PRIu64 ", \"shared_bytes\": %" PRIu64 "}%s",
+                          own, shared, i + 1 < n ? ",\n" : "\n");
         }
       else
         {
           cleanup_free char *size = human_size (m.size_bytes);
-          strbuf_appendf (&out, "%-*s %-16s  %-20s  %s\n", width, m.name, size,
-                          m.created != NULL ? m.created : "-", m.source != NULL ? m.source : "-");
+          cleanup_free char *own_h = human_size (own);
+          cleanup_free char *shared_h = human_size (shared);
+          strbuf_appendf (&out, "%-*s %-16s  %-8s %-8s  %-20s  %s\n", width, m.name, size, own_h,
+                          shared_h, m.created != NULL ? m.created : "-",
+                          m.source != NULL ? m.source : "-");
         }
       meta_clear (&m);
     }

@@ -89,14 +89,8 @@ layer_present (const char *hex)
 uint64_t
 layer_size (const char *hex)
 {
-  cleanup_free char *dir = layer_dir (hex);
-  cleanup_free char *meta_path = xasprintf ("%s/meta.json", dir);
-  struct meta m = { 0 };
-  if (meta_read (meta_path, &m) < 0)
-    return 0;
-  uint64_t size = m.size_bytes;
-  meta_clear (&m);
-  return size;
+  cleanup_free char *diff_id = xasprintf (DIGEST_PREFIX "%s", hex);
+  return overlay_layer_size (diff_id);
 }
 
 /* The layer a plain tarball whose SHA-256 is AHEX was unpacked into, if it is kept. */

@@ -470,3 +470,35 @@ x"
 	[[ $(cat "$T/kept") == kept ]] || fail "wrong content"
 	[[ $(ls -A "$(store)/roots") == c ]] || fail "left: $(ls -A "$(store)/roots")"
 }
+
+@test "overlay: list shows each root's own size (its upper) beside the size of the layers it shares" {
+	is_root && skip "as root auto mode enters in chroot, and create makes flat roots"
+	edr_run create a
+	assert_status 0
+	edr_run create b
+	assert_status 0
+	ENTER_DEVROOT_LAYOUT=flat edr_run create f
+	assert_status 0
+	edr_run run a -- sh -c 'head -c 3145728 /dev/zero > /three-mib'
+	assert_status 0
+	local layer upper_a upper_b
+	layer=$(sed -n 's/.*"size_bytes": \([0-9]*\).*/\1/p' "$XDG_CACHE_HOME"/enter-devroot/layers/sha256/*/meta.json)
+	upper_a=$(find "$(store)/overlays/a/upper" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+	upper_b=$(find "$(store)/overlays/b/upper" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+	((upper_a >= 3145728 && upper_b < 65536)) || fail "uppers: $upper_a $upper_b"
+	edr_run list --json
+	assert_status 0
+	local got
+	got=$(python3 -c 'import json, sys
+for r in json.load(sys.stdin): print(r["name"], r["own_bytes"], r["shared_bytes"], r["size_bytes"])' <<< "$output") ||
+		fail "list --json: $output"
+	local size_f
+	size_f=$(sed -n 's/.*"size_bytes": \([0-9]*\).*/\1/p' "$(store)/meta/f.json")
+	assert_equal "$got" "a $upper_a $layer $layer
+b $upper_b $layer $layer
+f $size_f $layer $size_f"
+	edr_run list
+	assert_status 0
+	assert_line --index 0 --regexp '^NAME +SIZE-AT-CREATION +OWN +SHARED +CREATED +SOURCE$'
+	assert_line --index 1 --regexp "^a +[0-9.]+[KM] +3\.[0-9]M +[0-9.]+[KM] "
+}
