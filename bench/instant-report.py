@@ -92,7 +92,7 @@ podman_note = (f"podman {podman_version}, rootless as the bench user, storage dr
                f"`podman pull oci:`; `--network=host` (as ch-run and enter-devroot, which keep the host's network; slirp4netns cannot open /dev/net/tun here)." if pod else
                f"**podman could not run rootless here**, so its rows are missing: {podman_why}")
 text = f"""<!-- instant-roots -->
-## 11. Roots from a cached image: today's baseline for issue 28 (bench/instant-roots)
+## 11. Roots from a cached image (bench/instant-roots; issue 28)
 
 {'Quick mode (`EDR_BENCH_QUICK=1`): ' if quick == '1' else ''}one image of the busybox template
 and one generated gzip layer of {mib} MiB (gen-layer.py: {int(mib) * 16:,} files of 64 KiB, half
@@ -104,10 +104,11 @@ bwrap {bwrap_version}; {podman_note}
 
 11a. Create and first `run -- /bin/true` from the cached image, each tool starting from its
 cached form of it: charliecloud from a directory made once (a copy of the same tree) and from
-a SquashFS of it ({sqfs_how}); podman from its storage, where the image was put once; today's
-`enter-devroot create --from oci:` (the layout is local and was imported once before: its
-blobs are in the page cache) + `run`, a full unpack per root, and `run --ephemeral --from
-oci:`, which also removes the root. {rounds} paired rounds (bench/paired.py: every case
+a SquashFS of it ({sqfs_how}); podman from its storage, where the image was put once;
+`enter-devroot create --from oci:` (the layout is local and its layers were put in the layer
+store once before) + `run`: in user-namespace mode an overlay root of the stored layers,
+nothing copied, and `run --ephemeral --from oci:`, which makes no root: the job mounts the
+stored layers itself over a tmpfs upper. {rounds} paired rounds (bench/paired.py: every case
 once per round, the order rotated, `sync` and settled writeback before each run; the
 create's `remove` is in its untimed prepare). Times are medians (min … max); a ratio is
 the median of the per-round ratios to `ch-run DIR`, with their range.
@@ -131,8 +132,8 @@ which every `ch-run` mounts read-only, so it does not grow with the count;
 
 {t2}
 
-One more enter-devroot root costs {human((twenty - one) / 19)} here: every root is a full copy
-of the image today.
+One more enter-devroot root costs {human((twenty - one) / 19)} here: an overlay root is its own
+upper directory (the account create adds), its image's layers are stored once.
 
 11c. Warm `run` latency (`/bin/true`, the root from this image made before): {nrounds} rounds of
 hyperfine, {lat_runs} runs per case, the order of the cases rotated each round (as table
