@@ -171,6 +171,29 @@ new"
 	! grep -F -- "$T" /proc/self/mountinfo || fail "mounted on the host"
 }
 
+@test "overlay roots: run --ephemeral of a cached image mounts its layers itself, with the image's Env, WorkingDir and whiteouts" {
+	unshare -U true 2>/dev/null || skip "unprivileged user namespaces are not available on this host"
+	[[ $(id -u) -ne 0 ]] || skip "as root auto mode enters in chroot"
+	export ENTER_DEVROOT_LAYOUT=overlay
+	config_image "$T/cfg" >/dev/null
+	whiteout_image "$T/img" >/dev/null
+	edr create c --from "oci:$T/cfg:c" --quiet # what the sources resolved to is recorded
+	edr create w --from "oci:$T/img:w" --quiet
+	edr remove c w
+	edr_run --verbose run --ephemeral --from "oci:$T/cfg:c" -- sh -c 'echo "$FOO|$PWD|$(id -un)"'
+	assert_status 0
+	assert_output "from image|/work/dir|$(id -un)"
+	[[ $stderr == *"mounted in the job's namespaces over a tmpfs upper"* ]] || fail "not the direct path: $stderr"
+	edr_run run --ephemeral --from "oci:$T/img:w" -- sh -c 'for f in /data/keep /data/gone /opq/new; do cat $f; echo; done; ls -A /opq'
+	assert_status 0
+	assert_output "keep
+back again
+new
+new"
+	[[ -z $(ls -A "$XDG_DATA_HOME/enter-devroot/roots") ]] || fail "a root was made"
+	! grep -F -- "$T" /proc/self/mountinfo || fail "mounted on the host"
+}
+
 @test "a whiteout through a symlink is refused and removes nothing outside" {
 	image "$T/img" <<-EOF >/dev/null
 	{"tag": "s", "layers": [$BASE_LAYER,
