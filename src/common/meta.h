@@ -18,6 +18,11 @@ enum meta_copy
 
 /* What `enter`/`run` take from an OCI image's config (NULL when the root did not come from
  * one, or the config left the field out). Vectors are NULL-terminated. */
+/* Where an exported OCI-made root carries its image's config, inside the archive
+ * (store/image-config.h). */
+#define IMAGE_CONFIG_DIR ".enter-devroot"
+#define IMAGE_CONFIG_PATH IMAGE_CONFIG_DIR "/image-config.json"
+
 struct meta_image
 {
   char *ref;         /* the image reference as given: docker://..., oci:..., docker-archive:... */

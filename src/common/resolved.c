@@ -55,6 +55,13 @@ resolved_stamp (const char *path)
                     st.st_mtim.tv_nsec, (intmax_t) st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
 }
 
+/* The record's "name": the stamped file, its stamp and the key, one a line. */
+static char *
+record_name (const char *key, const char *stamp_path, const char *stamp)
+{
+  return xasprintf ("%s\n%s\n%s", stamp_path, stamp, key);
+}
+
 void
 resolved_write (const char *key, const struct meta *m, const char *stamp_path,
                 const char *stamp)
@@ -62,15 +69,14 @@ resolved_write (const char *key, const struct meta *m, const char *stamp_path,
   cleanup_free char *path = record_path (key);
   cleanup_free char *dir = xstrdup (path);
   *strrchr (dir, '/') = '\0';
-  /* R borrows M's image, layers and time (never cleared): only its own three are freed. */
-  struct meta r = { .name = xstrdup (key), .source = xstrdup (stamp_path),
-                    .sha256 = xstrdup (stamp), .created = m->created,
-                    .size_bytes = m->size_bytes, .image = m->image, .layers = m->layers };
+  /* R borrows all of M but its name (R is never cleared). */
+  struct meta r = *m;
+  r.name = record_name (key, stamp_path, stamp);
+  r.layout = NULL;
+  r.host_copies[META_COPY_RESOLV_CONF] = r.host_copies[META_COPY_HOSTS] = NULL;
   struct strbuf sb = { 0 };
   meta_append_json (&sb, &r, NULL);
   free (r.name);
-  free (r.source);
-  free (r.sha256);
   strbuf_append_c (&sb, '\n');
   cleanup_free char *text = strbuf_steal (&sb);
   if (mkdir_p (dir, RESOLVED_DIR_MODE) < 0
@@ -83,12 +89,19 @@ resolved_read (const char *key, struct meta *m)
 {
   cleanup_free char *path = record_path (key);
   *m = (struct meta) { 0 };
-  if (meta_read (path, m) == 0 && m->name != NULL && strcmp (m->name, key) == 0
+  char *nl = NULL, *nl2 = NULL;
+  if (meta_read (path, m) == 0 && m->name != NULL && (nl = strchr (m->name, '\n')) != NULL
+      && (nl2 = strchr (nl + 1, '\n')) != NULL && strcmp (nl2 + 1, key) == 0
       && m->layers != NULL && m->layers[0] != NULL)
     {
-      cleanup_free char *now = resolved_stamp (m->source);
-      if (now != NULL && m->sha256 != NULL && strcmp (now, m->sha256) == 0)
-        return true;
+      *nl = *nl2 = '\0';
+      cleanup_free char *now = resolved_stamp (m->name);
+      if (now != NULL && strcmp (now, nl + 1) == 0)
+        {
+          free (m->name);
+          m->name = NULL;
+          return true;
+        }
     }
   meta_clear (m);
   return false;

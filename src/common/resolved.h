@@ -10,8 +10,8 @@
  *
  *   ${XDG_CACHE_HOME:-~/.cache}/enter-devroot/layers/resolved/KEY.json
  *
- * in the metadata's JSON form (meta.h), with "name" the key's text, "source" the stamped
- * file and "sha256" its stamp. A record whose stamp no longer matches, or whose layers a
+ * in the metadata's JSON form (meta.h): the root's metadata, with "name" the stamped file,
+ * its stamp and the key's text, one a line. A record whose stamp no longer matches, or whose layers a
  * `cache clean` removed, is not used: the run goes through the helper, which writes it
  * again. Only the caller's own cache is read, as for the layers. */
 #pragma once
@@ -35,6 +35,7 @@ void resolved_write (const char *key, const struct meta *m, const char *stamp_pa
 /* "dev:ino:size:mtime:ctime" of PATH, or NULL. */
 char *resolved_stamp (const char *path);
 
-/* The record for KEY into M (its layers and image; M->name is the key) when its stamp
- * still matches; false otherwise (M then empty). */
+/* The record for KEY into M (what a root made from the source records: source, sha256,
+ * size, image and layers; M->name NULL) when its stamp still matches; false otherwise (M
+ * then empty). */
 bool resolved_read (const char *key, struct meta *m);

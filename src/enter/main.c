@@ -10,6 +10,7 @@
 #include "common/helper.h"
 #include "common/roots.h"
 #include "common/util.h"
+#include "enter/create.h"
 #include "enter/doctor.h"
 #include "enter/enter.h"
 
@@ -23,6 +24,10 @@ main (int argc, char **argv)
   switch (cli.command)
     {
     case CMD_CREATE:
+      if (create_from_record (&cli))
+        break;
+      cli_clear (&cli);
+      exec_store_helper (argv);
     case CMD_TEMPLATES:
     case CMD_FETCH:
     case CMD_CACHE:

@@ -6,8 +6,6 @@
 
 #include "common/meta.h"
 
-#define IMAGE_CONFIG_DIR ".enter-devroot"
-#define IMAGE_CONFIG_PATH IMAGE_CONFIG_DIR "/image-config.json"
 
 /* IMAGE (a root's metadata) as an OCI image config's JSON text, or NULL when the root was
  * not made from an image. */

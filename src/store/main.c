@@ -18,6 +18,7 @@
 #include "common/options.h"
 #include "common/paths.h"
 #include "common/resolved.h"
+#include "common/root-create.h"
 #include "common/roots.h"
 #include "common/util.h"
 #include "common/verbose.h"
@@ -86,34 +87,6 @@ create_from_tree (const char *name, const char *dir, const struct extract_opts *
   store_create_layered (name, absolute, "", &none, copy_tree, absolute, xopts);
 }
 
-/* On a terminal, one line saying what was made and how to use it (stdout stays empty: a
- * script reads nothing there; --quiet and a log get nothing). */
-static void
-announce_created (const struct cli *cli)
-{
-  if (cli->quiet || !isatty (STDERR_FILENO))
-    return;
-  struct store_paths p;
-  store_paths_from_env (&p);
-  /* A root whose run lock someone holds while it is created is `run --ephemeral`'s (or a
-   * Slurm step's), which removes it when its command ends: nothing to enter later. */
-  cleanup_free char *lock = paths_run_lock (&p, cli->name);
-  cleanup_fd int lockfd = open (lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (lockfd >= 0 && flock (lockfd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK)
-    {
-      store_paths_clear (&p);
-      return;
-    }
-  cleanup_free char *meta_path = paths_meta (&p, cli->name);
-  store_paths_clear (&p);
-  struct meta m = { 0 };
-  cleanup_free char *size = meta_read (meta_path, &m) == 0 ? human_size (m.size_bytes) : NULL;
-  meta_clear (&m);
-  fprintf (stderr, "%s: created '%s'%s%s%s: enter it with '%s enter %s'\n", PROGRAM_NAME,
-           cli->name, size != NULL ? " (" : "", size != NULL ? size : "",
-           size != NULL ? ")" : "", PROGRAM_NAME, cli->name);
-}
-
 /* The file whose identity stands for CLI's local source (resolved.h): an image layout's
  * index.json, a docker-archive or tarball file, the default template; NULL for any other
  * source (nothing is recorded for it). */
@@ -162,7 +135,7 @@ create (const struct cli *cli)
   cleanup_free char *stamp = resolved_stamp (stamp_path);
   create_root (cli);
   remember_resolved (cli, stamp_path, stamp);
-  announce_created (cli);
+  creation_announce (cli->name, cli->quiet);
 }
 
 static void

@@ -502,3 +502,37 @@ f $size_f $layer $size_f"
 	assert_line --index 0 --regexp '^NAME +SIZE-AT-CREATION +OWN +SHARED +CREATED +SOURCE$'
 	assert_line --index 1 --regexp "^a +[0-9.]+[KM] +3\.[0-9]M +[0-9.]+[KM] "
 }
+
+@test "overlay: create of an image created from before is made by enter-devroot alone, until the source changes" {
+	is_root && skip "as root auto mode enters in chroot, and create makes flat roots"
+	mkdir "$T/img"
+	tar -xzf "$EDR_TEMPLATE" -C "$T/img"
+	tar -czf "$T/img.tar.gz" -C "$T/img" .
+	edr_run create a --from "$T/img.tar.gz" # through the helper, which records the source
+	assert_status 0
+	lone_binary
+	run --separate-stderr "$LONE" create b --from "$T/img.tar.gz"
+	assert_status 0
+	local ma mb
+	ma=$(sed 's/"name": "a"//; s/"created": "[^"]*"//' "$(store)/meta/a.json")
+	mb=$(sed 's/"name": "b"//; s/"created": "[^"]*"//' "$(store)/meta/b.json")
+	assert_equal "$mb" "$ma"
+	diff -r "$(store)/overlays/a/upper" "$(store)/overlays/b/upper" || fail "the uppers differ"
+	run --separate-stderr "$LONE" create b --from "$T/img.tar.gz"
+	assert_edr_error "$EDR_TOOL_EXIT" "'b'" "already exists"
+	run --separate-stderr "$LONE" run b -- sh -c 'whoami; pwd'
+	assert_status 0
+	assert_output "$(id -un)
+/home/$(id -un)"
+	# The source changed: the record no longer stands for it; the helper makes the root.
+	echo new > "$T/img/new-file"
+	tar -czf "$T/img.tar.gz" -C "$T/img" .
+	run --separate-stderr "$LONE" create c --from "$T/img.tar.gz"
+	assert_edr_error "$EDR_TOOL_EXIT" enter-devroot-store
+	[[ ! -e $(root_of c) && -z $(ls -A "$(store)/staging") ]] || fail "c left something"
+	edr_run create c --from "$T/img.tar.gz"
+	assert_status 0
+	edr_run run c -- cat /new-file
+	assert_output new
+	assert_nothing_mounted_on_host
+}

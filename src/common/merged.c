@@ -17,7 +17,7 @@
 
 #include "common/overlay.h"
 #include "common/util.h"
-#include "store/merged.h"
+#include "common/merged.h"
 
 #define OPAQUE_XATTR "user.overlay.opaque"
 #define COPY_UP_FILE_MAX (16 * 1024 * 1024)
