@@ -37,6 +37,16 @@ store_helper_path (void)
 }
 
 void
+block_interrupts (sigset_t *set)
+{
+  sigemptyset (set);
+  sigaddset (set, SIGINT);
+  sigaddset (set, SIGTERM);
+  sigaddset (set, SIGHUP);
+  sigprocmask (SIG_BLOCK, set, NULL);
+}
+
+void
 exec_store_helper (char **argv)
 {
   cleanup_free char *path = store_helper_path ();
@@ -44,11 +54,7 @@ exec_store_helper (char **argv)
    * its libraries) stays pending instead of killing it with no word: the helper unblocks
    * the signals once it can clean up after them (src/store/interrupt.c). */
   sigset_t set;
-  sigemptyset (&set);
-  sigaddset (&set, SIGINT);
-  sigaddset (&set, SIGTERM);
-  sigaddset (&set, SIGHUP);
-  sigprocmask (SIG_BLOCK, &set, NULL);
+  block_interrupts (&set);
   /* Same argv: the helper parses the command line again, so errors read the same. */
   execv (path, argv);
   sigprocmask (SIG_UNBLOCK, &set, NULL);

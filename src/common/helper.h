@@ -5,6 +5,8 @@
  * fetch and cache; enter-devroot execs it with its own argv for those. */
 #pragma once
 
+#include <signal.h>
+
 #define STORE_HELPER_NAME "enter-devroot-store"
 
 /* Where program NAME is: beside the running binary (a build tree, a copied set), else in
@@ -13,5 +15,8 @@ char *program_path (const char *name, const char *installed_dir);
 /* Where the helper is: beside the running binary (a build tree, a copied pair), else
  * PKGLIBEXECDIR (an installed tool). Never from PATH or the environment. */
 char *store_helper_path (void);
+/* Block SIGINT, SIGTERM and SIGHUP (SET receives them): one arriving stays pending, for
+ * the helper an exec passes it to, or until the caller unblocks them. */
+void block_interrupts (sigset_t *set);
 /* Exec the helper with ARGV (die()s naming the helper when it cannot run). */
 __attribute__((noreturn)) void exec_store_helper (char **argv);

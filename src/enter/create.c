@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/helper.h"
 #include "common/name.h"
 #include "common/overlay.h"
 #include "common/resolved.h"
@@ -60,11 +61,7 @@ create_from_record (const struct cli *cli)
   /* All or nothing, and quick: an interrupt waits (here there is nothing long to cut
    * short). */
   sigset_t set;
-  sigemptyset (&set);
-  sigaddset (&set, SIGINT);
-  sigaddset (&set, SIGTERM);
-  sigaddset (&set, SIGHUP);
-  sigprocmask (SIG_BLOCK, &set, NULL);
+  block_interrupts (&set);
   struct creation c;
   creation_begin (&c, cli->name, NULL);
   m.name = xstrdup (cli->name);
