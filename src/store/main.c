@@ -111,11 +111,12 @@ source_stamp_path (const struct cli *cli)
 
 /* After a create, keep what its source resolved to (the new root's layers and image
  * config) for `run --ephemeral` (resolved.h), when the stamp taken before the create
- * (STAMP of STAMP_PATH) still holds: the source did not change while it was read. */
+ * (STAMP of STAMP_PATH) still holds: the source did not change while it was read. KEY:
+ * resolved_key's, taken before the create. */
 static void
-remember_resolved (const struct cli *cli, const char *stamp_path, const char *stamp)
+remember_resolved (const struct cli *cli, const char *key, const char *stamp_path,
+                   const char *stamp)
 {
-  cleanup_free char *key = resolved_key (cli);
   cleanup_free char *now = resolved_stamp (stamp_path);
   if (key == NULL || stamp == NULL || now == NULL || strcmp (now, stamp) != 0)
     return;
@@ -131,10 +132,12 @@ create_root (const struct cli *cli);
 static void
 create (const struct cli *cli)
 {
+  /* The key before the create: unpacking a layer changes the working directory. */
+  cleanup_free char *key = resolved_key (cli);
   cleanup_free char *stamp_path = source_stamp_path (cli);
   cleanup_free char *stamp = resolved_stamp (stamp_path);
   create_root (cli);
-  remember_resolved (cli, stamp_path, stamp);
+  remember_resolved (cli, key, stamp_path, stamp);
   creation_announce (cli->name, cli->quiet);
 }
 
