@@ -67,7 +67,9 @@ def rounds_table(name, ref):
 
 
 def human(b):
-    return f"{b / 2**30:.2f} GiB" if b >= 2**30 else f"{b / 2**20:.0f} MiB"
+    if b >= 2**30:
+        return f"{b / 2**30:.2f} GiB"
+    return f"{b / 2**20:.0f} MiB" if b >= 2**20 else f"{b / 2**10:.0f} KiB"
 
 
 t1, cmds1 = paired("create-first", "ch-run DIR")
