@@ -20,9 +20,8 @@
 void
 account_clear (struct account *acct)
 {
-  free (acct->name);
-  free (acct->home);
-  free (acct->shell);
+  char *owned[] = { acct->name, acct->home, acct->shell };
+  free_strings (owned, N_ELEMENTS (owned));
   *acct = (struct account) { 0 };
 }
 
@@ -177,11 +176,8 @@ account_additions (struct account_additions *out)
 void
 account_additions_clear (struct account_additions *a)
 {
-  free (a->name);
-  free (a->group);
-  free (a->home);
-  free (a->passwd_line);
-  free (a->group_line);
+  char *owned[] = { a->name, a->group, a->home, a->passwd_line, a->group_line };
+  free_strings (owned, N_ELEMENTS (owned));
   *a = (struct account_additions) { 0 };
 }
 

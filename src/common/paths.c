@@ -53,12 +53,9 @@ store_paths_init (struct store_paths *p, const char *data_home)
 void
 store_paths_clear (struct store_paths *p)
 {
-  free (p->base);
-  free (p->roots);
-  free (p->meta);
-  free (p->staging);
-  free (p->locks);
-  free (p->overlays);
+  char *owned[] = { p->base, p->roots, p->meta, p->staging, p->locks, p->overlays };
+  free_strings (owned, N_ELEMENTS (owned));
+  *p = (struct store_paths) { 0 };
 }
 
 void

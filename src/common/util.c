@@ -167,6 +167,13 @@ strv_free (char **strv)
 }
 
 void
+free_strings (char *const strs[], size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free (strs[i]);
+}
+
+void
 cleanup_strvp (char ***strvp)
 {
   strv_free (*strvp);

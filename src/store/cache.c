@@ -116,11 +116,8 @@ cache_open (struct cache *c)
 void
 cache_clear (struct cache *c)
 {
-  free (c->base);
-  free (c->sha256);
-  free (c->origin);
-  free (c->partial);
-  free (c->locks);
+  char *owned[] = { c->base, c->sha256, c->origin, c->partial, c->locks };
+  free_strings (owned, N_ELEMENTS (owned));
   *c = (struct cache) { 0 };
 }
 

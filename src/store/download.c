@@ -132,9 +132,8 @@ struct memory_sink
 void
 download_reply_clear (struct download_reply *r)
 {
-  free (r->content_type);
-  free (r->www_authenticate);
-  free (r->location);
+  char *owned[] = { r->content_type, r->www_authenticate, r->location };
+  free_strings (owned, N_ELEMENTS (owned));
   *r = (struct download_reply) { 0 };
 }
 

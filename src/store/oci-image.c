@@ -28,8 +28,8 @@ static const char *const layer_types[] = {
 void
 oci_descriptor_clear (struct oci_descriptor *d)
 {
-  free (d->media_type);
-  free (d->digest);
+  char *owned[] = { d->media_type, d->digest };
+  free_strings (owned, N_ELEMENTS (owned));
   *d = (struct oci_descriptor) { 0 };
 }
 
@@ -46,9 +46,8 @@ oci_manifest_clear (struct oci_manifest *m)
 void
 oci_platform_clear (struct oci_platform *p)
 {
-  free (p->os);
-  free (p->arch);
-  free (p->variant);
+  char *owned[] = { p->os, p->arch, p->variant };
+  free_strings (owned, N_ELEMENTS (owned));
   *p = (struct oci_platform) { 0 };
 }
 

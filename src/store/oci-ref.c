@@ -25,11 +25,8 @@ oci_ref_is_image (const char *arg)
 void
 oci_ref_clear (struct oci_ref *r)
 {
-  free (r->registry);
-  free (r->repository);
-  free (r->tag);
-  free (r->digest);
-  free (r->path);
+  char *owned[] = { r->registry, r->repository, r->tag, r->digest, r->path };
+  free_strings (owned, N_ELEMENTS (owned));
   *r = (struct oci_ref) { 0 };
 }
 

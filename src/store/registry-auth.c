@@ -201,10 +201,9 @@ registry_auth_init (struct registry_auth *a, const char *registry, const char *r
 void
 registry_auth_clear (struct registry_auth *a)
 {
-  free (a->registry);
-  free (a->repository);
-  free (a->basic);
-  free (a->authorization);
+  char *owned[] = { a->registry, a->repository, a->basic, a->authorization };
+  free_strings (owned, N_ELEMENTS (owned));
+  *a = (struct registry_auth) { 0 };
 }
 
 void

@@ -116,9 +116,8 @@ source_clear (struct source *src)
   if (src->fd >= 0)
     close (src->fd);
   src->fd = -1;
-  free (src->description);
-  free (src->origin);
-  free (src->expected_sha256);
+  char *owned[] = { src->description, src->origin, src->expected_sha256 };
+  free_strings (owned, N_ELEMENTS (owned));
   src->description = src->origin = src->expected_sha256 = NULL;
 }
 
