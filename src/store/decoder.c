@@ -1,5 +1,20 @@
 /* The loop gzip and lz4 decompression share (see decoder.h). */
 #include "store/decoder.h"
+#include "store/gunzip.h"
+#include "store/unlz4.h"
+
+struct decoder *
+decoder_new (const unsigned char *first, size_t len)
+{
+  struct decoder *d = gunzip_new (first, len);
+  return d != NULL ? d : unlz4_new (first, len);
+}
+
+const char *
+decoder_name (const struct decoder *d)
+{
+  return d->format->name;
+}
 
 void
 decoder_input (struct decoder *d, const unsigned char *buf, size_t len)
@@ -41,13 +56,23 @@ decoder_output (struct decoder *d, const unsigned char **out, const char **why)
   return 0;
 }
 
-int
-decoder_end (const struct decoder *d, const char **why)
+bool
+decoder_over (const struct decoder *d)
 {
+  return d->over;
+}
+
+int
+decoder_finish (struct decoder *d, const char **why)
+{
+  if (d == NULL)
+    return 0;
+  int r = 0;
   if (d->in_unit)
     {
       *why = d->format->truncated;
-      return -1;
+      r = -1;
     }
-  return 0;
+  d->format->free (d);
+  return r;
 }

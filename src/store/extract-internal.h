@@ -14,8 +14,7 @@
 
 #include "store/digest.h"
 #include "store/extract.h"
-#include "store/gunzip.h"
-#include "store/unlz4.h"
+#include "store/decoder.h"
 
 
 #define READ_BLOCK_SIZE (64 * 1024)
@@ -63,22 +62,6 @@ struct dir_cache
   int fd;
 };
 
-/* The compressions decoded here rather than by libarchive, which does not verify their
- * checksums (gunzip.h, unlz4.h); libarchive then reads the plain tar. */
-enum decoder_kind
-{
-  DECODER_NONE,
-  DECODER_GZIP,
-  DECODER_LZ4,
-};
-
-struct decoder
-{
-  enum decoder_kind kind;
-  struct gunzip *gz;
-  struct unlz4 *lz4;
-};
-
 /* Extended attributes not restored, for the one warning extract_finish gives. */
 enum xattr_drop_kind
 {
@@ -115,7 +98,7 @@ struct extractor
   uint64_t remaining;      /* bytes the source may still give */
   struct dir_cache cache;
   struct sha256 hash;
-  struct decoder dec;      /* gzip and lz4 are decoded here (they verify what libarchive does not) */
+  struct decoder *dec;     /* gzip and lz4 are decoded here (decoder.h); NULL: libarchive reads the file */
   bool started;
   /* overlay_form: the uncompressed tar stream's SHA-256 (a layer's diff_id), hashed as it
    * is handed to the tar reader; any other compression is undone before it by INNER, a
@@ -162,8 +145,6 @@ ssize_t read_and_hash (struct archive *a, void *data, const void **buffer);
  * decode the rest of a gzip member or lz4 frame libarchive did not need, so its checksum
  * is verified. */
 int drain_and_hash (struct extractor *x);
-/* Ends the decoder (freeing it); -1 with *why if the stream was cut short. */
-int decoder_finish (struct decoder *d, const char **why);
 
 /* extract-walk.c */
 bool path_set_has (const struct path_set *set, const char *path);

@@ -1,6 +1,6 @@
 /* The extractor's input: the source read block by block, hashed and counted as it is read,
  * with gzip and lz4 decoded here by zlib and liblz4 (which verify the checksums libarchive
- * skips: gunzip.h, unlz4.h) and every other filter of the tar family left to libarchive. */
+ * skips: decoder.h) and every other filter of the tar family left to libarchive. */
 #include <archive.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -9,63 +9,6 @@
 #include "common/util.h"
 #include "store/extract-internal.h"
 #include "store/interrupt.h"
-
-static void
-decoder_start (struct decoder *d, const unsigned char *first, size_t len)
-{
-  if ((d->gz = gunzip_new (first, len)) != NULL)
-    d->kind = DECODER_GZIP;
-  else if ((d->lz4 = unlz4_new (first, len)) != NULL)
-    d->kind = DECODER_LZ4;
-}
-
-static const char *
-decoder_name (const struct decoder *d)
-{
-  return d->kind == DECODER_GZIP ? "gzip" : "lz4";
-}
-
-static void
-decoder_input (struct decoder *d, const unsigned char *buf, size_t len)
-{
-  if (d->kind == DECODER_GZIP)
-    gunzip_input (d->gz, buf, len);
-  else if (d->kind == DECODER_LZ4)
-    unlz4_input (d->lz4, buf, len);
-}
-
-static ssize_t
-decoder_output (struct decoder *d, const unsigned char **out, const char **why)
-{
-  if (d->kind == DECODER_GZIP)
-    return gunzip_output (d->gz, out, why);
-  if (d->kind == DECODER_LZ4)
-    return unlz4_output (d->lz4, out, why);
-  return 0;
-}
-
-static bool
-decoder_over (const struct decoder *d)
-{
-  if (d->kind == DECODER_GZIP)
-    return gunzip_over (d->gz);
-  if (d->kind == DECODER_LZ4)
-    return unlz4_over (d->lz4);
-  return true;
-}
-
-/* -1 with *why if the stream was cut short; the decoder is then done with. */
-int
-decoder_finish (struct decoder *d, const char **why)
-{
-  int r = 0;
-  if (d->kind == DECODER_GZIP)
-    r = gunzip_finish (d->gz, why);
-  else if (d->kind == DECODER_LZ4)
-    r = unlz4_finish (d->lz4, why);
-  *d = (struct decoder) { .kind = DECODER_NONE };
-  return r;
-}
 
 /* The next block of the file into x->buf, hashed and counted: its length, 0 at the end,
  * -1 with errno. */
@@ -164,7 +107,7 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
   ssize_t n;
   if (x->inner != NULL)
     return inner_output (a, x, buffer);
-  if (!x->started || x->dec.kind == DECODER_NONE)
+  if (!x->started || x->dec == NULL)
     {
       n = read_raw (x);
       if (n < 0)
@@ -175,28 +118,28 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
       if (!x->started)
         {
           x->started = true;
-          decoder_start (&x->dec, x->buf, (size_t) n);
-          if (x->dec.kind == DECODER_NONE && x->opts->overlay_form && n > 0)
+          x->dec = decoder_new (x->buf, (size_t) n);
+          if (x->dec == NULL && x->opts->overlay_form && n > 0)
             {
               int r = inner_start (a, x, n);
               return r <= 0 ? r : inner_output (a, x, buffer);
             }
         }
-      if (x->dec.kind == DECODER_NONE)
+      if (x->dec == NULL)
         {
           *buffer = x->buf;
           return n;
         }
-      decoder_input (&x->dec, x->buf, (size_t) n);
+      decoder_input (x->dec, x->buf, (size_t) n);
     }
   for (;;)
     {
       const unsigned char *out;
       const char *why;
-      ssize_t m = decoder_output (&x->dec, &out, &why);
+      ssize_t m = decoder_output (x->dec, &out, &why);
       if (m < 0)
         {
-          archive_set_error (a, EIO, "corrupt %s stream: %s", decoder_name (&x->dec), why);
+          archive_set_error (a, EIO, "corrupt %s stream: %s", decoder_name (x->dec), why);
           return -1;
         }
       if (m > 0)
@@ -205,7 +148,7 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
           *buffer = out;
           return m;
         }
-      if (decoder_over (&x->dec))
+      if (decoder_over (x->dec))
         return 0; /* trailing bytes: drain_and_hash hashes them */
       n = read_raw (x);
       if (n < 0)
@@ -215,14 +158,14 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
         }
       if (n == 0)
         {
-          if (decoder_finish (&x->dec, &why) < 0)
+          if (decoder_finish (steal_pointer (&x->dec), &why) < 0)
             {
               archive_set_error (a, EIO, "%s", why);
               return -1;
             }
           return 0;
         }
-      decoder_input (&x->dec, x->buf, (size_t) n);
+      decoder_input (x->dec, x->buf, (size_t) n);
     }
 }
 
@@ -248,13 +191,13 @@ drain_and_hash (struct extractor *x)
     }
   for (;;)
     {
-      if (!decoder_over (&x->dec))
+      if (x->dec != NULL && !decoder_over (x->dec))
         {
           const unsigned char *out;
-          ssize_t m = decoder_output (&x->dec, &out, &why);
+          ssize_t m = decoder_output (x->dec, &out, &why);
           if (m < 0)
             return extract_fail (x, "%s: corrupt %s stream: %s", x->desc,
-                                 decoder_name (&x->dec), why);
+                                 decoder_name (x->dec), why);
           if (m > 0)
             {
               sha256_update (&x->tar_hash, out, (size_t) m);
@@ -266,9 +209,10 @@ drain_and_hash (struct extractor *x)
         return extract_fail_errno (x, "%s: read error", x->desc);
       if (n == 0)
         break;
-      decoder_input (&x->dec, x->buf, (size_t) n);
+      if (x->dec != NULL)
+        decoder_input (x->dec, x->buf, (size_t) n);
     }
-  if (decoder_finish (&x->dec, &why) < 0)
+  if (decoder_finish (steal_pointer (&x->dec), &why) < 0)
     return extract_fail (x, "%s: %s", x->desc, why);
   return 0;
 }

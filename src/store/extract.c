@@ -245,7 +245,7 @@ extractor_unpack (struct extractor *x, struct source *src, char hex[SHA256_HEX_L
   x->fd = src->fd;
   x->remaining = src->length != 0 ? src->length : UINT64_MAX;
   x->started = false;
-  x->dec = (struct decoder) { .kind = DECODER_NONE };
+  x->dec = NULL;
   sha256_init (&x->hash);
   sha256_init (&x->tar_hash);
   x->pending = 0;
@@ -262,7 +262,7 @@ extractor_unpack (struct extractor *x, struct source *src, char hex[SHA256_HEX_L
   if (r < 0)
     {
       const char *why;
-      (void) decoder_finish (&x->dec, &why); /* frees the decoder an error left */
+      (void) decoder_finish (steal_pointer (&x->dec), &why); /* frees the decoder an error left */
       return -1;
     }
   sha256_final (&x->hash, hex);

@@ -57,14 +57,24 @@ gzip_step (struct decoder *d, unsigned char *out, size_t *out_len, const char **
   return 0;
 }
 
+static void
+gzip_free (struct decoder *d)
+{
+  struct gunzip *g = (struct gunzip *) d;
+  inflateEnd (&g->z);
+  free (g);
+}
+
 static const struct decoder_format gzip_format = {
+  .name = "gzip",
   .starts_unit = gzip_starts_member,
   .restart = gzip_restart,
   .step = gzip_step,
+  .free = gzip_free,
   .truncated = "truncated gzip stream",
 };
 
-struct gunzip *
+struct decoder *
 gunzip_new (const unsigned char *first, size_t len)
 {
   if (len < 2 || first[0] != GZIP_MAGIC0 || first[1] != GZIP_MAGIC1)
@@ -74,34 +84,5 @@ gunzip_new (const unsigned char *first, size_t len)
     die ("cannot initialise zlib");
   g->d.format = &gzip_format;
   g->d.in_unit = true; /* the magic number above began the first member */
-  return g;
-}
-
-void
-gunzip_input (struct gunzip *g, const unsigned char *buf, size_t len)
-{
-  decoder_input (&g->d, buf, len);
-}
-
-ssize_t
-gunzip_output (struct gunzip *g, const unsigned char **out, const char **why)
-{
-  return decoder_output (&g->d, out, why);
-}
-
-bool
-gunzip_over (const struct gunzip *g)
-{
-  return g->d.over;
-}
-
-int
-gunzip_finish (struct gunzip *g, const char **why)
-{
-  if (g == NULL)
-    return 0;
-  int r = decoder_end (&g->d, why);
-  inflateEnd (&g->z);
-  free (g);
-  return r;
+  return &g->d;
 }

@@ -44,14 +44,24 @@ lz4_step (struct decoder *d, unsigned char *out, size_t *out_len, const char **w
   return r == 0; /* the frame is complete and checked; dctx starts anew by itself */
 }
 
+static void
+lz4_free (struct decoder *d)
+{
+  struct unlz4 *u = (struct unlz4 *) d;
+  LZ4F_freeDecompressionContext (u->dctx);
+  free (u);
+}
+
 static const struct decoder_format lz4_format = {
+  .name = "lz4",
   .starts_unit = lz4_starts_frame,
   .restart = NULL,
   .step = lz4_step,
+  .free = lz4_free,
   .truncated = "truncated lz4 stream",
 };
 
-struct unlz4 *
+struct decoder *
 unlz4_new (const unsigned char *first, size_t len)
 {
   if (!starts_frame (first, len))
@@ -60,34 +70,5 @@ unlz4_new (const unsigned char *first, size_t len)
   if (LZ4F_isError (LZ4F_createDecompressionContext (&u->dctx, LZ4F_VERSION)))
     die ("cannot initialise liblz4");
   u->d.format = &lz4_format;
-  return u;
-}
-
-void
-unlz4_input (struct unlz4 *u, const unsigned char *buf, size_t len)
-{
-  decoder_input (&u->d, buf, len);
-}
-
-ssize_t
-unlz4_output (struct unlz4 *u, const unsigned char **out, const char **why)
-{
-  return decoder_output (&u->d, out, why);
-}
-
-bool
-unlz4_over (const struct unlz4 *u)
-{
-  return u->d.over;
-}
-
-int
-unlz4_finish (struct unlz4 *u, const char **why)
-{
-  if (u == NULL)
-    return 0;
-  int r = decoder_end (&u->d, why);
-  LZ4F_freeDecompressionContext (u->dctx);
-  free (u);
-  return r;
+  return &u->d;
 }
