@@ -40,6 +40,14 @@ ci_pushf (char ***v, const char *format, ...)
 }
 
 void
+ci_push_run (char ***v, const char *name, const char *mode)
+{
+  ci_push (v, "run");
+  ci_push (v, name);
+  ci_pushf (v, "--mode=%s", mode);
+}
+
+void
 ci_vfail (int status, const char *driver, const char *format, va_list ap)
 {
   /* Straight to stderr: nothing allocated is left behind by the exit. */
@@ -258,6 +266,15 @@ ci_root_path (const char *name)
       return NULL;
     }
   return root;
+}
+
+int
+ci_root_open (const char *name)
+{
+  cleanup_free char *root = ci_root_path (name);
+  if (root == NULL)
+    return -1;
+  return open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 void

@@ -46,6 +46,8 @@ void ci_remove_root (const char *name);
 
 /* The devroot NAME's directory (owned), or NULL when it does not exist. */
 char *ci_root_path (const char *name);
+/* The same opened O_PATH, never through a symlink: -1 when it does not exist. */
+int ci_root_open (const char *name);
 
 /* getenv() for a variable that must be a decimal exit status 0-255, else FALLBACK. */
 int ci_status_from_env (const char *variable, int fallback);
@@ -53,6 +55,9 @@ int ci_status_from_env (const char *variable, int fallback);
 /* Append S (copied) to the NULL-terminated vector *V. */
 void ci_push (char ***v, const char *s);
 __attribute__((format (printf, 2, 3))) void ci_pushf (char ***v, const char *format, ...);
+/* Append `run NAME --mode=MODE`: the start of every command a driver runs in the job's
+ * devroot (its options and the command follow). */
+void ci_push_run (char ***v, const char *name, const char *mode);
 
 /* One line on stderr, "enter-devroot: <driver>: <message>", then exit STATUS. */
 __attribute__((noreturn, format (printf, 3, 4)))

@@ -103,11 +103,12 @@ volume_add (struct volumes *vs, const char *src, const char *dst, bool read_only
                                         .read_only = read_only };
 }
 
-/* Each of VOLUMES (the runner's JSON) whose source is a directory here; anything else
- * (the docker socket the runner always lists) is skipped with one line, since nothing
- * here speaks to a docker daemon. */
+/* Each of the VOLUMES of the runner's JSON (FROM_RUNNER) or of the runner's state, which
+ * volumes_json wrote. From the runner, a source that is no directory here (the docker
+ * socket the runner always lists) is skipped with one line, since nothing here speaks to a
+ * docker daemon. */
 static void
-collect_volumes (struct volumes *vs, json_t *volumes)
+collect_volumes (struct volumes *vs, json_t *volumes, bool from_runner)
 {
   size_t i;
   json_t *v;
@@ -116,9 +117,10 @@ collect_volumes (struct volumes *vs, json_t *volumes)
     const char *src = str (v, "sourceVolumePath");
     const char *dst = str (v, "targetVolumePath");
     if (src == NULL || dst == NULL)
-      fail ("a mount volume lacks sourceVolumePath or targetVolumePath");
+      fail (from_runner ? "a mount volume lacks sourceVolumePath or targetVolumePath"
+                        : "the runner's state names a volume without its paths");
     struct stat st;
-    if (stat (src, &st) < 0 || !S_ISDIR (st.st_mode))
+    if (from_runner && (stat (src, &st) < 0 || !S_ISDIR (st.st_mode)))
       {
         fprintf (stderr, "%s: %s: not binding %s (not a directory here)\n", PROGRAM_NAME,
                  DRIVER, src);
@@ -147,21 +149,6 @@ volumes_json (const struct volumes *vs)
                                          vs->v[i].source, "targetVolumePath",
                                          vs->v[i].target, "readOnly", vs->v[i].read_only));
   return a;
-}
-
-static void
-volumes_from_state (struct volumes *vs, json_t *a)
-{
-  size_t i;
-  json_t *v;
-  json_array_foreach (a, i, v)
-  {
-    const char *src = str (v, "sourceVolumePath");
-    const char *dst = str (v, "targetVolumePath");
-    if (src == NULL || dst == NULL)
-      fail ("the runner's state names a volume without its paths");
-    volume_add (vs, src, dst, json_is_true (json_object_get (v, "readOnly")));
-  }
 }
 
 /* chroot mode: run ARGS (a `run NAME --mode=chroot ...`) between copying the volumes into
@@ -292,10 +279,7 @@ new_root_name (void)
 static bool
 root_has (const char *name, const char *path)
 {
-  cleanup_free char *root = ci_root_path (name);
-  if (root == NULL)
-    return false;
-  cleanup_fd int fd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_fd int fd = ci_root_open (name);
   struct stat st;
   return fd >= 0 && fstatat (fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
@@ -331,15 +315,13 @@ prepare_job (json_t *input)
 
   /* What every step gets: the runner's directories, the container's environment. */
   struct volumes vs = { 0 };
-  collect_volumes (&vs, json_object_get (container, "systemMountVolumes"));
-  collect_volumes (&vs, json_object_get (container, "userMountVolumes"));
+  collect_volumes (&vs, json_object_get (container, "systemMountVolumes"), true);
+  collect_volumes (&vs, json_object_get (container, "userMountVolumes"), true);
   const char *mode = NULL;
   if (strcmp (hook_mode, "chroot") != 0)
     {
       cleanup_strv char **probe = NULL;
-      ci_push (&probe, "run");
-      ci_push (&probe, name);
-      ci_push (&probe, "--mode=userns");
+      ci_push_run (&probe, name, "userns");
       push_binds (&probe, &vs);
       ci_push (&probe, "--");
       ci_push (&probe, "/bin/sh");
@@ -360,9 +342,7 @@ prepare_job (json_t *input)
   if (mode == NULL)
     {
       cleanup_strv char **probe = NULL;
-      ci_push (&probe, "run");
-      ci_push (&probe, name);
-      ci_push (&probe, "--mode=chroot");
+      ci_push_run (&probe, name, "chroot");
       ci_push (&probe, "--");
       ci_push (&probe, "/bin/sh");
       ci_push (&probe, "-c");
@@ -426,9 +406,7 @@ run_script_step (json_t *input)
   const char *name = state_root (input, &binds, &env, &mode);
   json_t *a = json_object_get (input, "args");
   cleanup_strv char **args = NULL;
-  ci_push (&args, "run");
-  ci_push (&args, name);
-  ci_pushf (&args, "--mode=%s", mode);
+  ci_push_run (&args, name, mode);
   size_t i;
   json_t *v;
   json_array_foreach (binds, i, v) ci_push (&args, json_string_value (v));
@@ -441,7 +419,7 @@ run_script_step (json_t *input)
   if (strcmp (mode, "userns") == 0)
     return ci_tool (args, -1, NULL);
   struct volumes vs = { 0 };
-  volumes_from_state (&vs, json_object_get (json_object_get (input, "state"), "volumes"));
+  collect_volumes (&vs, json_object_get (json_object_get (input, "state"), "volumes"), false);
   int status = run_copying (name, &vs, args);
   volumes_clear (&vs);
   return status;
@@ -457,8 +435,8 @@ run_container_step (json_t *input)
                                          "image elsewhere and name it with docker://"
                                        : "the step names no image");
   struct volumes vs = { 0 };
-  collect_volumes (&vs, json_object_get (a, "systemMountVolumes"));
-  collect_volumes (&vs, json_object_get (a, "userMountVolumes"));
+  collect_volumes (&vs, json_object_get (a, "systemMountVolumes"), true);
+  collect_volumes (&vs, json_object_get (a, "userMountVolumes"), true);
   /* chroot mode when the job's own devroot is in it, or the administrator said so (a job
    * without a container of its own has no state to tell). */
   const char *state_mode = str (json_object_get (input, "state"), "mode");

@@ -192,9 +192,7 @@ choose_mode (const struct gitlab *g, const char *name, const char *builds)
   if (strcmp (g->mode, "auto") != 0)
     return g->mode;
   cleanup_strv char **args = NULL;
-  ci_push (&args, "run");
-  ci_push (&args, name);
-  ci_push (&args, "--mode=userns");
+  ci_push_run (&args, name, "userns");
   ci_pushf (&args, "--bind=%s:%s", builds, builds);
   ci_push (&args, "--");
   ci_push (&args, "true");
@@ -292,9 +290,7 @@ gitlab_prepare (const struct gitlab *g)
     {
       /* Nothing can be bound: the same paths, inside the devroot. */
       cleanup_strv char **mk = NULL;
-      ci_push (&mk, "run");
-      ci_push (&mk, name);
-      ci_push (&mk, "--mode=chroot");
+      ci_push_run (&mk, name, "chroot");
       ci_push (&mk, "--");
       ci_push (&mk, "mkdir");
       ci_push (&mk, "-p");
@@ -318,10 +314,7 @@ gitlab_prepare (const struct gitlab *g)
 static bool
 take_marker (const char *name, const char *marker)
 {
-  cleanup_free char *root = ci_root_path (name);
-  if (root == NULL)
-    return false;
-  cleanup_fd int rootfd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_fd int rootfd = ci_root_open (name);
   if (rootfd < 0)
     return false;
   cleanup_fd int dirfd = openat (rootfd, STARTED_MARKER_DIR + 1,
@@ -361,9 +354,7 @@ gitlab_run (const struct gitlab *g)
     if (*s == '/')
       *s = '_';
   cleanup_strv char **args = NULL;
-  ci_push (&args, "run");
-  ci_push (&args, name);
-  ci_pushf (&args, "--mode=%s", mode);
+  ci_push_run (&args, name, mode);
   if (strcmp (mode, "userns") == 0)
     {
       ci_pushf (&args, "--bind=%s:%s", builds, builds);
