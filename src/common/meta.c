@@ -233,6 +233,37 @@ skip_ws (struct json_cursor *c)
     c->p++;
 }
 
+/* CH between white space: false with c->error ERROR when something else is there. */
+static bool
+expect_char (struct json_cursor *c, char ch, const char *error)
+{
+  skip_ws (c);
+  if (*c->p++ != ch)
+    {
+      c->error = error;
+      return false;
+    }
+  skip_ws (c);
+  return true;
+}
+
+/* After an item of the array or object that CLOSE ends: 1 past a ',' (another item
+ * follows), 0 past CLOSE, -1 with c->error on anything else. */
+static int
+next_item (struct json_cursor *c, char close)
+{
+  skip_ws (c);
+  if (*c->p == ',')
+    {
+      c->p++;
+      return 1;
+    }
+  if (*c->p++ == close)
+    return 0;
+  c->error = close == ']' ? "expected ',' or ']'" : "expected ',' or '}'";
+  return -1;
+}
+
 static int
 hex4 (const char *p, uint32_t *out)
 {
@@ -382,15 +413,11 @@ parse_string_array (struct json_cursor *c)
       v = xrealloc (v, (n + 2) * sizeof (char *));
       v[n++] = s;
       v[n] = NULL;
-      skip_ws (c);
-      if (*c->p == ',')
-        {
-          c->p++;
-          continue;
-        }
-      if (*c->p++ == ']')
+      int more = next_item (c, ']');
+      if (more > 0)
+        continue;
+      if (more == 0)
         return v;
-      c->error = "expected ',' or ']'";
       strv_free (v);
       return NULL;
     }
@@ -409,13 +436,8 @@ meta_parse_json (const char *text, struct meta *out, const char **error)
   struct json_cursor c = { .p = text, .error = NULL };
   struct meta m = { 0 };
 
-  skip_ws (&c);
-  if (*c.p++ != '{')
-    {
-      c.error = "expected an object";
-      goto fail;
-    }
-  skip_ws (&c);
+  if (!expect_char (&c, '{', "expected an object"))
+    goto fail;
   if (*c.p == '}')
     c.p++;
   else
@@ -425,13 +447,8 @@ meta_parse_json (const char *text, struct meta *out, const char **error)
         cleanup_free char *key = parse_string (&c);
         if (key == NULL)
           goto fail;
-        skip_ws (&c);
-        if (*c.p++ != ':')
-          {
-            c.error = "expected ':'";
-            goto fail;
-          }
-        skip_ws (&c);
+        if (!expect_char (&c, ':', "expected ':'"))
+          goto fail;
         if (*c.p == '"')
           {
             char *value = parse_string (&c);
@@ -477,16 +494,11 @@ meta_parse_json (const char *text, struct meta *out, const char **error)
             c.error = "unsupported value";
             goto fail;
           }
-        skip_ws (&c);
-        if (*c.p == ',')
-          {
-            c.p++;
-            continue;
-          }
-        if (*c.p++ == '}')
+        int more = next_item (&c, '}');
+        if (more < 0)
+          goto fail;
+        if (more == 0)
           break;
-        c.error = "expected ',' or '}'";
-        goto fail;
       }
   skip_ws (&c);
   if (*c.p != '\0')
