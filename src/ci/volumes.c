@@ -2,17 +2,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "ci/volumes.h"
 #include "common/roots.h"
 #include "common/util.h"
+#include "store/clone.h"
 #include "store/walk.h"
 
 bool
@@ -113,36 +112,6 @@ temp_name (void)
   return xasprintf (".enter-devroot-copy.%ld.%u", (long) getpid (), counter++);
 }
 
-static int
-copy_data (int in, int out)
-{
-  if (ioctl (out, FICLONE, in) == 0)
-    return 0;
-  for (;;)
-    {
-      ssize_t n = copy_file_range (in, NULL, out, NULL, 1 << 30, 0);
-      if (n == 0)
-        return 0;
-      if (n < 0)
-        {
-          if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)
-            break;
-          return -1;
-        }
-    }
-  char buf[64 * 1024];
-  for (;;)
-    {
-      ssize_t n = read (in, buf, sizeof buf);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return (int) n;
-      if (write_all (out, buf, (size_t) n) < 0)
-        return -1;
-    }
-}
-
 /* ---- the mirror: a walk of the source, each entry made the same in the destination */
 
 struct level
@@ -227,7 +196,7 @@ copy_file (const struct walk_entry *e, int dirfd, const char *shown)
     die_with_error ("cannot write %s", shown);
   /* No set-id bits: a file the step made is not to become set-id on the host. */
   struct timespec times[2] = { e->st.st_atim, e->st.st_mtim };
-  if (copy_data (e->fd, out) < 0 || fchmod (out, e->st.st_mode & 0777) < 0
+  if (clone_data (e->fd, out, NULL) < 0 || fchmod (out, e->st.st_mode & 0777) < 0
       || futimens (out, times) < 0)
     {
       int errsv = errno;

@@ -39,32 +39,28 @@ no_reflink_errno (int e)
   return e == EOPNOTSUPP || e == ENOTTY || e == EXDEV || e == EINVAL || e == ENOSYS;
 }
 
-/* Copy IN's data into OUT: by reference when the filesystem can, else in the kernel,
- * else by hand. */
-static int
-copy_data (struct cloner *c, int in, int out, off_t size)
+/* A chunk of copy_file_range: any size will do, it stops at the end of the file. */
+#define COPY_RANGE_CHUNK (1 << 30)
+
+int
+clone_data (int in, int out, bool *no_reflink)
 {
-  if (size == 0)
-    return 0;
-  if (!c->reflink_failed)
+  if (no_reflink == NULL || !*no_reflink)
     {
       if (ioctl (out, FICLONE, in) == 0)
         return 0;
-      if (!no_reflink_errno (errno))
-        return -1;
-      c->reflink_failed = true;
+      if (no_reflink != NULL && no_reflink_errno (errno))
+        *no_reflink = true;
     }
-  off_t left = size;
-  while (left > 0)
+  for (;;)
     {
-      ssize_t n = copy_file_range (in, NULL, out, NULL, (size_t) left, 0);
+      ssize_t n = copy_file_range (in, NULL, out, NULL, COPY_RANGE_CHUNK, 0);
+      if (n == 0)
+        return 0;
       if (n < 0 && no_reflink_errno (errno))
         break;
       if (n < 0)
         return -1;
-      if (n == 0)
-        return 0; /* the file shrank under us */
-      left -= n;
     }
   static char buf[128 * 1024];
   for (;;)
@@ -74,15 +70,8 @@ copy_data (struct cloner *c, int in, int out, off_t size)
         continue;
       if (n <= 0)
         return (int) n;
-      for (ssize_t done = 0; done < n;)
-        {
-          ssize_t w = write (out, buf + done, (size_t) (n - done));
-          if (w < 0 && errno == EINTR)
-            continue;
-          if (w < 0)
-            return -1;
-          done += w;
-        }
+      if (write_all (out, buf, (size_t) n) < 0)
+        return -1;
     }
 }
 
@@ -154,7 +143,7 @@ clone_file (struct cloner *c, int src, int dst, const char *name, const struct s
     return -1;
   cleanup_fd int out = openat (dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                                0600);
-  if (out < 0 || copy_data (c, in, out, st->st_size) < 0
+  if (out < 0 || (st->st_size > 0 && clone_data (in, out, &c->reflink_failed) < 0)
       || fchmod (out, st->st_mode & 01777) < 0 || clone_xattrs (in, out) < 0)
     return -1;
   struct timespec t[2] = { st->st_atim, st->st_mtim };
