@@ -79,15 +79,9 @@ struct rm_frame
 static int
 rm_scan (int fd, struct rm_frame *f)
 {
-  int dup_fd = dup (fd);
-  if (dup_fd < 0)
-    return -1;
-  DIR *d = fdopendir (dup_fd);
+  DIR *d = opendir_dup (fd);
   if (d == NULL)
-    {
-      close (dup_fd);
-      return -1;
-    }
+    return -1;
   int ret = 0;
   for (struct dirent *de; (de = readdir (d)) != NULL;)
     {

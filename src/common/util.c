@@ -274,6 +274,24 @@ read_first_line (const char *path)
   return s;
 }
 
+DIR *
+opendir_dup (int dirfd)
+{
+  int fd = dup (dirfd);
+  if (fd < 0)
+    return NULL;
+  DIR *d = fdopendir (fd);
+  if (d == NULL)
+    {
+      int errsv = errno;
+      close (fd);
+      errno = errsv;
+      return NULL;
+    }
+  rewinddir (d); /* the duplicate shares DIRFD's offset */
+  return d;
+}
+
 int
 mkdir_p (const char *path, mode_t mode)
 {

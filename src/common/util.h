@@ -1,6 +1,7 @@
 /* Small helpers every other file uses: fatal errors, allocation, scoped cleanup, fd I/O. */
 #pragma once
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -84,6 +85,10 @@ int open_regular_at (int dirfd, const char *path, int flags, struct stat *st);
 char *load_regular_file_at (int dirfd, const char *path, size_t max_size, size_t *len_out);
 /* Read a small sysctl-like file: the first line, or NULL when absent. */
 char *read_first_line (const char *path);
+
+/* A directory stream on a duplicate of DIRFD, which stays open and the caller's, from the
+ * first entry whatever was read through DIRFD before; NULL with errno. */
+DIR *opendir_dup (int dirfd);
 
 /* mkdir -p with MODE for the directories it creates; -1 with errno on failure. */
 int mkdir_p (const char *path, mode_t mode);

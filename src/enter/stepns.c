@@ -282,15 +282,9 @@ keeper_alive (struct stepns *ns, const struct state *st)
 static void
 kill_orphans (int proc)
 {
-  int dup_fd = dup (proc);
-  DIR *d = dup_fd >= 0 ? fdopendir (dup_fd) : NULL;
+  DIR *d = opendir_dup (proc);
   if (d == NULL)
-    {
-      if (dup_fd >= 0)
-        close (dup_fd);
-      return;
-    }
-  rewinddir (d);
+    return;
   for (struct dirent *de; (de = readdir (d)) != NULL;)
     {
       char *end;

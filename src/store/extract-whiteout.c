@@ -38,14 +38,12 @@ remove_lower (struct extractor *x, const char *entry, int dfd, const char *leaf,
 static char **
 list_names (struct extractor *x, const char *entry, int dfd, const char *rel)
 {
-  cleanup_fd int scan = dup (dfd);
-  DIR *d = scan >= 0 ? fdopendir (scan) : NULL;
+  DIR *d = opendir_dup (dfd);
   if (d == NULL)
     {
       refuse (x, entry, "cannot read directory '%s': %s", rel, strerror (errno));
       return NULL;
     }
-  scan = -1; /* owned by d now */
   char **names = xcalloc (1, sizeof *names);
   size_t n = 0;
   struct dirent *de;

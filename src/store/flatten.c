@@ -69,14 +69,9 @@ is_opaque (int dirfd)
 static DIR *
 open_dir_stream (struct flattener *f, int dirfd, const char *rel)
 {
-  int dfd = dup (dirfd);
-  DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
+  DIR *d = opendir_dup (dirfd);
   if (d == NULL)
-    {
-      if (dfd >= 0)
-        close (dfd);
-      flatten_fail (f, rel);
-    }
+    flatten_fail (f, rel);
   return d;
 }
 
