@@ -1,5 +1,7 @@
 /* Replace a file whole (atomic-file.h). The one way the tools write a file others read:
- * metadata, catalogues, validators, layouts, exported archives. */
+ * metadata, catalogues, validators, layouts, exported archives, and the Slurm plugin's
+ * records. The plugin runs inside slurmstepd, which must never exit for it: nothing here
+ * die()s, running out of memory included (ENOMEM). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -37,7 +39,7 @@ forget (struct atomic_file *f)
   f->next = NULL;
 }
 
-/* TARGET's directory part and a new name ".BASE.XXXXXXXX" there. */
+/* TARGET's directory part and a new name ".BASE.XXXXXXXX" there; NULL with errno ENOMEM. */
 static char *
 temp_name (const char *target)
 {
@@ -49,20 +51,27 @@ temp_name (const char *target)
       static uint32_t serial;
       r = (uint32_t) getpid () * 2654435761u + serial++;
     }
-  return xasprintf ("%.*s.%s.%08x", dirlen, target, target + dirlen, r);
+  char *name;
+  if (asprintf (&name, "%.*s.%s.%08x", dirlen, target, target + dirlen, r) < 0)
+    return NULL;
+  return name;
 }
 
 int
 atomic_file_open (struct atomic_file *f, int dirfd, const char *target, mode_t mode)
 {
   *f = (struct atomic_file) { .dirfd = dirfd, .fd = -1 };
+  f->target = strdup (target);
+  if (f->target == NULL)
+    return -1;
   for (int i = 0; i < TEMP_TRIES; i++)
     {
       char *tmp = temp_name (target);
+      if (tmp == NULL)
+        return -1;
       int fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
       if (fd >= 0)
         {
-          f->target = xstrdup (target);
           f->tmp = tmp;
           f->fd = fd;
           f->next = pending;

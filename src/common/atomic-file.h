@@ -22,7 +22,8 @@ struct atomic_file
 
 /* Create a new temporary beside TARGET in DIRFD (MODE less the umask; O_EXCL, O_NOFOLLOW,
  * a name nobody can guess, so a file another user planted is never written) and register
- * it for removal on die(). -1 with errno, nothing created. F is set whatever it returns, so
+ * it for removal on die(). -1 with errno (ENOMEM too: nothing here dies, for the Slurm
+ * plugin inside slurmstepd), nothing created. F is set whatever it returns, so
  * atomic_file_discard (cleanup_atomic_file) is always right after it. */
 int atomic_file_open (struct atomic_file *f, int dirfd, const char *target, mode_t mode);
 /* Put the temporary in TARGET's place; f->fd stays open on it (for fstat) until

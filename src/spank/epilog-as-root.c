@@ -96,10 +96,12 @@ epilog_remove_named_roots (spank_t sp)
   for (struct dirent *de; (de = readdir (d)) != NULL;)
     {
       char line[RECORD_LINE_MAX], *home, *data;
-      if (de->d_name[0] == '.')
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
         continue;
-      /* Another epilog of the job on this host (a second slurmd) may be at it too. */
-      if (!stopped && job_root_name (de->d_name, job_id)
+      /* Another epilog of the job on this host (a second slurmd) may be at it too. A name
+       * starting with '.' is no record: the temporary of one (atomic-file.h) that a killed
+       * slurmstepd left, only deleted. */
+      if (!stopped && de->d_name[0] != '.' && job_root_name (de->d_name, job_id)
           && read_record (dirfd, de->d_name, line, &home, &data)
           && remove_root (sp, de->d_name, home, data) == AS_USER_TIMED_OUT)
         {

@@ -2,7 +2,7 @@
  * ids switched to the user's). It never touches a user path, and never runs enter-devroot:
  * a step's own root is made and removed by the tasks' run --ephemeral, as the user. For a
  * job's named root it records the root in root's own runtime directory for the epilog (one
- * small file per root), and maps the memory the step's tasks share before it forks them
+ * small file per root, written whole or not at all by atomic-file.c), and maps the memory the step's tasks share before it forks them
  * (the first of them creates the root while the others wait: task-as-user.c). */
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <slurm/slurm.h>
 
+#include "common/atomic-file.h"
+#include "common/util.h"
 #include "spank/plugin.h"
 
 /* Lives in a shared anonymous mapping: every task forked after user_init sees it. The mutex
@@ -105,19 +107,26 @@ runtime_dir (void)
 static int
 count_records (int dirfd)
 {
-  int fd = dup (dirfd);
-  DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  DIR *d = opendir_dup (dirfd);
   if (d == NULL)
-    {
-      if (fd >= 0)
-        close (fd);
-      return -1;
-    }
+    return -1;
   int n = 0;
   for (struct dirent *de; (de = readdir (d)) != NULL;)
     n += de->d_name[0] != '.';
   closedir (d);
   return n;
+}
+
+/* ROOT's record, LEN bytes of LINE, in DIRFD whole or not at all (atomic-file.h: its
+ * temporary starts with '.', which count_records and the epilog pass over): 0 when it is
+ * there, as written here or by a step of the job running beside this one; -1 with errno. */
+static int
+write_record (int dirfd, const char *root, const char *line, size_t len)
+{
+  cleanup_atomic_file struct atomic_file f;
+  if (atomic_file_open (&f, dirfd, root, 0600) < 0 || write_all (f.fd, line, len) < 0)
+    return -1;
+  return atomic_file_commit (&f, ATOMIC_NOREPLACE) == 0 || errno == EEXIST ? 0 : -1;
 }
 
 /* Add ROOT's record, LINE, to the job's directory of records PATH (made by root for root
@@ -140,26 +149,17 @@ record_named_root (const char *path, const char *root, const char *line, size_t 
         close (dirfd);
       return -1;
     }
-  int r = -1, fd = -1;
+  int r = -1;
   if (faccessat (dirfd, root, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     r = 0; /* an earlier step of the job named it */
   else if (count_records (dirfd) >= NAMED_ROOTS_MAX)
     slurm_error ("%s: --devroot-name: the job has %d named roots on this host already, the "
                  "most it may have; the command was not run", PLUGIN_NAME, NAMED_ROOTS_MAX);
-  else if ((fd = openat (dirfd, root, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                         0600)) < 0 && errno == EEXIST)
-    r = 0; /* a step of the job running beside this one named it meanwhile */
-  else if (fd < 0 || write (fd, line, len) != (ssize_t) len)
-    {
-      slurm_error ("%s: cannot record the job's named root in %s/%s: %m", PLUGIN_NAME, path,
-                   root);
-      if (fd >= 0)
-        unlinkat (dirfd, root, 0);
-    }
+  else if (write_record (dirfd, root, line, len) < 0)
+    slurm_error ("%s: cannot record the job's named root in %s/%s: %m", PLUGIN_NAME, path,
+                 root);
   else
     r = 0;
-  if (fd >= 0)
-    close (fd);
   close (dirfd);
   return r;
 }
