@@ -209,9 +209,7 @@ mount_dirs (const char *target, const struct overlay_dirs *d, bool *too_many)
 static void
 dirs_clear (struct overlay_dirs *d)
 {
-  for (size_t i = 0; i < d->n; i++)
-    free (d->lowers[i]);
-  free (d->lowers);
+  free_string_array (d->lowers, d->n);
   free (d->upper);
   free (d->work);
 }

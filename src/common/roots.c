@@ -116,9 +116,7 @@ static void
 rm_frame_clear (struct rm_frame *f)
 {
   free (f->name);
-  for (size_t i = 0; i < f->n; i++)
-    free (f->subdirs[i]);
-  free (f->subdirs);
+  free_string_array (f->subdirs, f->n);
 }
 
 /* Depth-first with a single directory fd open at a time (climbing back with ".."), so the

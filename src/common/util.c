@@ -174,6 +174,13 @@ free_strings (char *const strs[], size_t n)
 }
 
 void
+free_string_array (char **strs, size_t n)
+{
+  free_strings (strs, n);
+  free (strs);
+}
+
+void
 cleanup_strvp (char ***strvp)
 {
   strv_free (*strvp);

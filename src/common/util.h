@@ -66,9 +66,11 @@ steal_fd (int *fdp)
 /* NULL-terminated string vectors. */
 size_t strv_length (char *const *strv);
 void strv_free (char **strv);
-/* Free each of the N strings of STRS (any may be NULL): a struct's clear function names
- * the strings the struct owns in one array, frees them here, then zeroes the struct. */
+/* Free each of the N strings of STRS (any may be NULL), not STRS: a struct's clear function
+ * names the strings the struct owns in one array, frees them here, then zeroes the struct. */
 void free_strings (char *const strs[], size_t n);
+/* free_strings, then the array STRS itself (malloc'd, N long: not NULL-terminated). */
+void free_string_array (char **strs, size_t n);
 
 /* Full write / read, retrying on EINTR and short counts; -1 with errno on failure. */
 int write_all (int fd, const void *buf, size_t len);

@@ -515,9 +515,7 @@ lookup_init (struct lookup *l, const struct userns_view *v)
 static void
 lookup_clear (struct lookup *l)
 {
-  for (size_t i = 0; i < l->n; i++)
-    free (l->bases[i]);
-  free (l->bases);
+  free_string_array (l->bases, l->n);
 }
 
 /* H and the identity of PATH in the view (L), or its absence ("-"): a mount point the

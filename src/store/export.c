@@ -321,8 +321,7 @@ export_filter_init (struct export_filter *f, struct meta *m, const char *what)
 void
 export_filter_clear (struct export_filter *f)
 {
-  for (size_t i = 0; i < META_N_COPIES; i++)
-    free (f->host_copies[i]);
+  free_strings (f->host_copies, META_N_COPIES);
   account_additions_clear (&f->added);
 }
 

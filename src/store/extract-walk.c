@@ -115,9 +115,7 @@ path_set_add (struct path_set *set, const char *path)
 void
 path_set_clear (struct path_set *set)
 {
-  for (size_t i = 0; i < set->cap; i++)
-    free (set->slots[i]);
-  free (set->slots);
+  free_string_array (set->slots, set->cap);
   *set = (struct path_set) { 0 };
 }
 

@@ -508,9 +508,7 @@ layer_diff (int rootfd, char *const *base, enum layer_diff_mode mode,
   snprintf (out->digest, sizeof out->digest, "sha256:%s", hex);
   out->entries = d->entries;
   close (d->tarfd);
-  for (size_t i = 0; i < d->n_emitted_links; i++)
-    free (d->emitted_links[i]);
-  free (d->emitted_links);
+  free_string_array (d->emitted_links, d->n_emitted_links);
   free (d->buf);
   free (d->buf2);
   free (d);
