@@ -262,6 +262,33 @@ open_beneath_refuses_symlinks_and_escapes_with_and_without_openat2 (void **state
   assert_int_equal (rm_rf_at (AT_FDCWD, dir), 0);
 }
 
+/* opendir_dup: every entry, even after DIRFD was read to its end, and DIRFD left open. */
+static void
+opendir_dup_reads_from_the_first_entry_and_keeps_the_fd (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/test-walk.XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true (fd >= 0);
+  assert_int_equal (mkdirat (fd, "a", 0700), 0);
+  assert_int_equal (mkdirat (fd, "b", 0700), 0);
+  for (int pass = 0; pass < 2; pass++)
+    {
+      DIR *d = opendir_dup (fd);
+      assert_non_null (d);
+      int n = 0;
+      for (struct dirent *de; (de = readdir (d)) != NULL;)
+        n += de->d_name[0] != '.';
+      closedir (d);
+      assert_int_equal (n, 2); /* the second pass too: the first left the shared offset at the end */
+    }
+  struct stat st;
+  assert_int_equal (fstat (fd, &st), 0);
+  assert_int_equal (rm_rf_at (AT_FDCWD, dir), 0);
+  close (fd);
+}
+
 int
 main (void)
 {
@@ -270,6 +297,7 @@ main (void)
     cmocka_unit_test (a_file_swapped_for_a_symlink_is_never_followed),
     cmocka_unit_test (too_deep_a_tree_is_refused),
     cmocka_unit_test (open_beneath_refuses_symlinks_and_escapes_with_and_without_openat2),
+    cmocka_unit_test (opendir_dup_reads_from_the_first_entry_and_keeps_the_fd),
   };
   return cmocka_run_group_tests_name ("walk", tests, NULL, NULL);
 }
