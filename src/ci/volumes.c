@@ -11,7 +11,6 @@
 #include "ci/volumes.h"
 #include "common/roots.h"
 #include "common/util.h"
-#include "store/clone.h"
 #include "store/walk.h"
 
 bool
@@ -196,7 +195,7 @@ copy_file (const struct walk_entry *e, int dirfd, const char *shown)
     die_with_error ("cannot write %s", shown);
   /* No set-id bits: a file the step made is not to become set-id on the host. */
   struct timespec times[2] = { e->st.st_atim, e->st.st_mtim };
-  if (clone_data (e->fd, out, NULL) < 0 || fchmod (out, e->st.st_mode & 0777) < 0
+  if (copy_fd_data (e->fd, out, NULL) < 0 || fchmod (out, e->st.st_mode & 0777) < 0
       || futimens (out, times) < 0)
     {
       int errsv = errno;

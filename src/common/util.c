@@ -2,11 +2,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/openat2.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -297,6 +299,48 @@ opendir_dup (int dirfd)
     }
   rewinddir (d); /* the duplicate shares DIRFD's offset */
   return d;
+}
+
+static bool
+no_reflink_errno (int e)
+{
+  return e == EOPNOTSUPP || e == ENOTTY || e == EXDEV || e == EINVAL || e == ENOSYS;
+}
+
+/* A chunk of copy_file_range: any size will do, it stops at the end of the file. */
+#define COPY_RANGE_CHUNK (1 << 30)
+
+int
+copy_fd_data (int in, int out, bool *no_reflink)
+{
+  if (no_reflink == NULL || !*no_reflink)
+    {
+      if (ioctl (out, FICLONE, in) == 0)
+        return 0;
+      if (no_reflink != NULL && no_reflink_errno (errno))
+        *no_reflink = true;
+    }
+  for (;;)
+    {
+      ssize_t n = copy_file_range (in, NULL, out, NULL, COPY_RANGE_CHUNK, 0);
+      if (n == 0)
+        return 0;
+      if (n < 0 && no_reflink_errno (errno))
+        break;
+      if (n < 0)
+        return -1;
+    }
+  static char buf[128 * 1024];
+  for (;;)
+    {
+      ssize_t n = read (in, buf, sizeof buf);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return (int) n;
+      if (write_all (out, buf, (size_t) n) < 0)
+        return -1;
+    }
 }
 
 int

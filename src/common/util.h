@@ -92,6 +92,13 @@ char *read_first_line (const char *path);
  * first entry whatever was read through DIRFD before; NULL with errno. */
 DIR *opendir_dup (int dirfd);
 
+/* Copy IN's data, from its offset to its end, into OUT: by reference where the filesystem
+ * can (FICLONE), else in the kernel (copy_file_range), else by read and write. The one
+ * copier of file data: the layer store's (clone.c) and the CI drivers' volumes. *NO_REFLINK (NULL:
+ * always try) says FICLONE was refused already, and is set when it is refused for want of
+ * support. 0, or -1 with errno. */
+int copy_fd_data (int in, int out, bool *no_reflink);
+
 /* mkdir -p with MODE for the directories it creates; -1 with errno on failure. */
 int mkdir_p (const char *path, mode_t mode);
 /* Every missing directory of PATH beneath ROOTFD (mode 0755), each component resolved with

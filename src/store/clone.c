@@ -3,11 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -31,48 +29,6 @@ cloner_forget_links (struct cloner *c)
   free (c->links);
   c->links = NULL;
   c->n_links = c->cap_links = 0;
-}
-
-static bool
-no_reflink_errno (int e)
-{
-  return e == EOPNOTSUPP || e == ENOTTY || e == EXDEV || e == EINVAL || e == ENOSYS;
-}
-
-/* A chunk of copy_file_range: any size will do, it stops at the end of the file. */
-#define COPY_RANGE_CHUNK (1 << 30)
-
-int
-clone_data (int in, int out, bool *no_reflink)
-{
-  if (no_reflink == NULL || !*no_reflink)
-    {
-      if (ioctl (out, FICLONE, in) == 0)
-        return 0;
-      if (no_reflink != NULL && no_reflink_errno (errno))
-        *no_reflink = true;
-    }
-  for (;;)
-    {
-      ssize_t n = copy_file_range (in, NULL, out, NULL, COPY_RANGE_CHUNK, 0);
-      if (n == 0)
-        return 0;
-      if (n < 0 && no_reflink_errno (errno))
-        break;
-      if (n < 0)
-        return -1;
-    }
-  static char buf[128 * 1024];
-  for (;;)
-    {
-      ssize_t n = read (in, buf, sizeof buf);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return (int) n;
-      if (write_all (out, buf, (size_t) n) < 0)
-        return -1;
-    }
 }
 
 int
@@ -143,7 +99,7 @@ clone_file (struct cloner *c, int src, int dst, const char *name, const struct s
     return -1;
   cleanup_fd int out = openat (dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                                0600);
-  if (out < 0 || (st->st_size > 0 && clone_data (in, out, &c->reflink_failed) < 0)
+  if (out < 0 || (st->st_size > 0 && copy_fd_data (in, out, &c->reflink_failed) < 0)
       || fchmod (out, st->st_mode & 01777) < 0 || clone_xattrs (in, out) < 0)
     return -1;
   struct timespec t[2] = { st->st_atim, st->st_mtim };

@@ -31,13 +31,6 @@ void cloner_forget_links (struct cloner *c);
 int clone_entry (struct cloner *c, int src, int dst, const char *name, const struct stat *st,
                  const char *rel);
 
-/* Copy IN's data, from its offset to its end, into OUT: by reference where the filesystem
- * can (FICLONE), else in the kernel (copy_file_range), else by read and write. The one
- * copier of file data: the layer store's and the CI drivers' volumes. *NO_REFLINK (NULL:
- * always try) says FICLONE was refused already, and is set when it is refused for want of
- * support. 0, or -1 with errno. */
-int clone_data (int in, int out, bool *no_reflink);
-
 /* Copy the extended attributes the extractor restores (user.* and security.capability)
  * from IN to OUT, fd to fd, never user.overlay.* (a layer's whiteout markers mean nothing
  * in a flat root). After the data: a write clears a capability. 0, or -1 with errno. */
