@@ -2,8 +2,9 @@
  * ids switched to the user's). It never touches a user path, and never runs enter-devroot:
  * a step's own root is made and removed by the tasks' run --ephemeral, as the user. For a
  * job's named root it records the root in root's own runtime directory for the epilog (one
- * small file per root, written whole or not at all by atomic-file.c), and maps the memory the step's tasks share before it forks them
- * (the first of them creates the root while the others wait: task-as-user.c). */
+ * small file per root, written whole or not at all by atomic-file.c), and maps the memory
+ * the step's tasks share before it forks them (the first of them creates the root while
+ * the others wait: task-as-user.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
