@@ -98,7 +98,7 @@ struct extractor
   uint64_t remaining;      /* bytes the source may still give */
   struct dir_cache cache;
   struct sha256 hash;
-  struct decoder *dec;     /* gzip and lz4 are decoded here (decoder.h); NULL: libarchive reads the file */
+  struct decoder *dec;     /* gzip and lz4 are decoded here (decoder.h); NULL: libarchive's */
   bool started;
   /* overlay_form: the uncompressed tar stream's SHA-256 (a layer's diff_id), hashed as it
    * is handed to the tar reader; any other compression is undone before it by INNER, a

@@ -281,7 +281,8 @@ opendir_dup_reads_from_the_first_entry_and_keeps_the_fd (void **state)
       for (struct dirent *de; (de = readdir (d)) != NULL;)
         n += de->d_name[0] != '.';
       closedir (d);
-      assert_int_equal (n, 2); /* the second pass too: the first left the shared offset at the end */
+      /* The second pass too: the first left the shared offset at the end. */
+      assert_int_equal (n, 2);
     }
   struct stat st;
   assert_int_equal (fstat (fd, &st), 0);
