@@ -2,6 +2,7 @@
  * reference package): lowercase path components separated by '/', each made of
  * [a-z0-9] runs joined by '.', '_', '__' or '-'s; a tag of [A-Za-z0-9_.-], at most 128,
  * not starting with '.' or '-'. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
@@ -227,4 +228,17 @@ oci_ref_parse (const char *arg, struct oci_ref *out, const char **why)
     }
   *out = r;
   return 0;
+}
+
+char *
+oci_ref_recorded (const char *arg, const struct oci_ref *ref)
+{
+  if (ref->kind == OCI_REF_DOCKER || ref->path[0] == '/')
+    return xstrdup (arg);
+  const char *path = strchr (arg, ':') + 1; /* after "oci:" or "docker-archive:" */
+  size_t len = strlen (ref->path);
+  cleanup_free char *absolute = realpath (ref->path, NULL);
+  if (absolute == NULL || strncmp (path, ref->path, len) != 0)
+    return xstrdup (arg);
+  return xasprintf ("%.*s%s%s", (int) (path - arg), arg, absolute, path + len);
 }

@@ -36,5 +36,10 @@ bool oci_ref_is_image (const char *arg);
 /* Parse ARG into OUT: 0, or -1 with *WHY (static). */
 int oci_ref_parse (const char *arg, struct oci_ref *out, const char **why);
 void oci_ref_clear (struct oci_ref *r);
+/* What a root's metadata records of ARG (REF, parsed from it): oci:DIR and
+ * docker-archive:FILE with DIR or FILE made absolute, so that `images` and `list` say where
+ * the image was whatever directory the create ran in (a path that does not resolve is
+ * kept: opening it fails anyway). Owned. */
+char *oci_ref_recorded (const char *arg, const struct oci_ref *ref);
 /* True when S is "sha256:" and 64 lowercase hexadecimal digits. */
 bool oci_digest_is_valid (const char *s);

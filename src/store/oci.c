@@ -598,22 +598,6 @@ create_from_registry (const char *name, const char *arg, const struct oci_ref *r
   registry_close (&s);
 }
 
-/* What the root's metadata records of ARG: oci:DIR and docker-archive:FILE with DIR or FILE
- * made absolute, so that `images` and `list` say where the image was whatever directory
- * the create ran in (a path that does not resolve is kept: opening it fails anyway). */
-static char *
-recorded_ref (const char *arg, const struct oci_ref *ref)
-{
-  if (ref->kind == OCI_REF_DOCKER || ref->path[0] == '/')
-    return xstrdup (arg);
-  const char *path = strchr (arg, ':') + 1; /* after "oci:" or "docker-archive:" */
-  size_t len = strlen (ref->path);
-  cleanup_free char *absolute = realpath (ref->path, NULL);
-  if (absolute == NULL || strncmp (path, ref->path, len) != 0)
-    return xstrdup (arg);
-  return xasprintf ("%.*s%s%s", (int) (path - arg), arg, absolute, path + len);
-}
-
 void
 oci_create (const char *name, const char *arg, const struct oci_opts *o,
             const struct extract_opts *xopts)
@@ -624,7 +608,7 @@ oci_create (const char *name, const char *arg, const struct oci_opts *o,
     die ("create: invalid image reference '%s': %s", arg, why);
   struct oci_platform platform;
   oci_platform_parse (o->platform, &platform);
-  cleanup_free char *recorded = recorded_ref (arg, &ref);
+  cleanup_free char *recorded = oci_ref_recorded (arg, &ref);
   if (ref.kind == OCI_REF_LAYOUT)
     create_from_layout (name, arg, recorded, &ref, &platform, xopts);
   else if (ref.kind == OCI_REF_ARCHIVE)
