@@ -81,15 +81,15 @@ plugin_setup() {
 
 roots_left() { ls -A "$ROOTS" 2>/dev/null || true; }
 
-# wait_gone GLOB: bounded wait (10 s) until no root matches GLOB (the epilog runs after the
+# wait_gone GLOB: bounded wait (30 s) until no root matches GLOB (the epilog runs after the
 # job, after sbatch --wait has returned).
 wait_gone() {
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 300; i++)); do
 		compgen -G "$ROOTS/$1" >/dev/null || return 0
 		sleep 0.1
 	done
-	fail "still there after 10 s: $(cd "$ROOTS" && echo $1)"
+	fail "still there after 30 s: $(cd "$ROOTS" && echo $1)"
 }
 
 # ---- A web server on 127.0.0.1 for a suite (the network namespace has nothing else):

@@ -190,7 +190,7 @@ start_job_b() {
 	srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" "$@" /bin/sh -c 'echo up; sleep 6' >"$T/b.out" 2>&1 &
 	b=$!
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 300; i++)); do
 		grep -q up "$T/b.out" 2>/dev/null && return 0
 		sleep 0.1
 	done
@@ -563,13 +563,15 @@ EOS
 }
 
 # start_step_root: a step in the background (srun's pid in s) whose task runs 60 s in its
-# root; returns the root's name in step_root once the task has started.
+# root; returns the root's name in step_root once the task has started (30 s at most).
 start_step_root() {
 	srun_ -N1 -n1 --devroot-image="$EDR_TEMPLATE" /bin/sh -c 'echo "up $ENTER_DEVROOT_NAME"; sleep 60' >"$T/s.out" 2>&1 &
 	s=$!
 	local i
-	for ((i = 0; i < 100; i++)); do
-		step_root=$(sed -n 's/^up //p' "$T/s.out" 2>/dev/null)
+	for ((i = 0; i < 300; i++)); do
+		# The background srun_ may not have made s.out yet: sed's status 2 must not end
+		# the function under bats's errexit (it did, once, under make -j2 check).
+		step_root=$(sed -n 's/^up //p' "$T/s.out" 2>/dev/null || true)
 		[[ -n $step_root ]] && return 0
 		sleep 0.1
 	done
