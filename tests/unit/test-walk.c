@@ -75,13 +75,21 @@ put (int dirfd, const char *name, const char *content)
   return close (fd);
 }
 
-/* A tree of every kind of entry: the caller removes DIR. */
+/* mkdtemp (DIR), opened: its fd. The caller removes DIR. */
 static int
-make_tree (char *dir)
+open_tmp_dir (char *dir)
 {
   assert_non_null (mkdtemp (dir));
   int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   assert_true (fd >= 0);
+  return fd;
+}
+
+/* A tree of every kind of entry: the caller removes DIR. */
+static int
+make_tree (char *dir)
+{
+  int fd = open_tmp_dir (dir);
   assert_int_equal (mkdirat (fd, "a", 0755), 0);
   put (fd, "a/x", "x");
   assert_int_equal (linkat (fd, "a/x", fd, "a/y", 0), 0);
@@ -155,8 +163,7 @@ too_deep_a_tree_is_refused (void **state)
 {
   (void) state;
   char dir[] = "/tmp/test-walk.XXXXXX";
-  assert_non_null (mkdtemp (dir));
-  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = open_tmp_dir (dir);
   int cur = dup (fd);
   for (int i = 0; i < WALK_MAX_DEPTH + 2; i++)
     {
@@ -227,9 +234,7 @@ open_beneath_refuses_symlinks_and_escapes_with_and_without_openat2 (void **state
 {
   (void) state;
   char dir[] = "/tmp/test-walk.XXXXXX";
-  assert_non_null (mkdtemp (dir));
-  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  assert_true (fd >= 0);
+  int fd = open_tmp_dir (dir);
   assert_int_equal (mkdirat (fd, "a", 0755), 0);
   assert_int_equal (mkdirat (fd, "a/b", 0755), 0);
   assert_int_equal (put (fd, "a/b/f", "f"), 0);
@@ -268,9 +273,7 @@ opendir_dup_reads_from_the_first_entry_and_keeps_the_fd (void **state)
 {
   (void) state;
   char dir[] = "/tmp/test-walk.XXXXXX";
-  assert_non_null (mkdtemp (dir));
-  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  assert_true (fd >= 0);
+  int fd = open_tmp_dir (dir);
   assert_int_equal (mkdirat (fd, "a", 0700), 0);
   assert_int_equal (mkdirat (fd, "b", 0700), 0);
   for (int pass = 0; pass < 2; pass++)
