@@ -40,14 +40,38 @@ run_die_cleanup (void)
     fn ();
 }
 
+char *
+str_one_line (char *s)
+{
+  for (unsigned char *p = (unsigned char *) s; *p != '\0'; p++)
+    if (*p < 0x20 || *p == 0x7f)
+      *p = '?';
+  return s;
+}
+
+/* FORMAT on stderr as one line: what it quotes (a tar entry's name, a JSON parser's
+ * excerpt of a registry's document) may hold a newline or a terminal escape. */
+__attribute__((format (printf, 2, 0))) static void
+print_one_line (const char *prefix, const char *format, va_list args)
+{
+  char *s;
+  fprintf (stderr, "%s: %s", PROGRAM_NAME, prefix);
+  if (vasprintf (&s, format, args) < 0)
+    {
+      fputs ("out of memory", stderr); /* not die(): we are in it */
+      return;
+    }
+  fputs (str_one_line (s), stderr);
+  free (s);
+}
+
 /* Every fatal error ends here: one line on stderr, then the registered cleanups, then
  * STATUS. ERRSV >= 0 appends strerror (ERRSV). */
 __attribute__((noreturn, format (printf, 3, 0))) static void
 vdie (int status, int errsv, const char *format, va_list args)
 {
   fflush (stdout);
-  fprintf (stderr, "%s: ", PROGRAM_NAME);
-  vfprintf (stderr, format, args);
+  print_one_line ("", format, args);
   if (errsv >= 0)
     fprintf (stderr, ": %s", strerror (errsv));
   fputc ('\n', stderr);
@@ -84,9 +108,8 @@ void
 warn (const char *format, ...)
 {
   va_list args;
-  fprintf (stderr, "%s: warning: ", PROGRAM_NAME);
   va_start (args, format);
-  vfprintf (stderr, format, args);
+  print_one_line ("warning: ", format, args);
   va_end (args);
   fputc ('\n', stderr);
 }

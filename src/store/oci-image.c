@@ -114,7 +114,7 @@ fail (char **error, const char *format, ...)
 {
   va_list args;
   va_start (args, format);
-  *error = xvasprintf (format, args);
+  *error = str_one_line (xvasprintf (format, args));
   va_end (args);
   return -1;
 }

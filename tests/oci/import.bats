@@ -404,6 +404,17 @@ new"
 	assert_refused x "config sha256:" "not valid JSON"
 }
 
+@test "an index.json whose JSON error quotes a newline and an escape is refused in one line" {
+	# The parser's message quotes the bytes at fault (fuzz-oci found it): printed as they
+	# are, a layout's author writes a second line, or a terminal escape, into our error.
+	mkdir "$T/img"
+	echo '{"imageLayoutVersion": "1.0.0"}' > "$T/img/oci-layout"
+	printf '{"schemaVersion": 2, "manifests": [{"a\\\n\033[31m": 1}]}' > "$T/img/index.json"
+	edr_run create x --from "oci:$T/img:x"
+	assert_refused x "index.json" "not valid JSON"
+	[[ $stderr != *$'\033'* ]] || fail "the escape reached stderr: $stderr"
+}
+
 @test "a config whose descriptor lies about its size is refused" {
 	image "$T/img" <<-EOF >/dev/null
 	{"tag": "x", "layers": [$BASE_LAYER], "hostile": {"config_size": 5}}
