@@ -51,7 +51,7 @@ ci_volume_target_valid (const char *target, char **normal)
 static int
 open_dir_beneath (int dirfd, const char *name)
 {
-  return walk_open_beneath (dirfd, name, O_RDONLY | O_DIRECTORY);
+  return open_beneath (dirfd, name, O_RDONLY | O_DIRECTORY);
 }
 
 /* The directory NAME in DIRFD, made when missing; anything else there (a symlink, a file)

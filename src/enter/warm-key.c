@@ -1,11 +1,14 @@
 /* A warm run's key: what the namespaces a keeper holds were made of (warm-key.h). */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "common/beneath.h"
 #include "common/overlay.h"
 #include "common/paths.h"
 #include "common/roots.h"
@@ -28,8 +31,17 @@ fnv_str (uint64_t h, const char *s)
 struct lookup
 {
   char **bases;
+  int *fds; /* each base opened, or -1 */
   size_t n;
 };
+
+static void
+lookup_open (struct lookup *l)
+{
+  l->fds = xcalloc (l->n + 1, sizeof *l->fds);
+  for (size_t i = 0; i < l->n; i++)
+    l->fds[i] = open (l->bases[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
 
 static void
 lookup_init (struct lookup *l, const struct warm_view *v)
@@ -41,51 +53,60 @@ lookup_init (struct lookup *l, const struct warm_view *v)
   l->bases = xcalloc (n_layers + 2, sizeof *l->bases);
   l->n = 0;
   if (v->overlay == NULL)
+    l->bases[l->n++] = xstrdup (".");
+  else
     {
-      l->bases[l->n++] = xstrdup (".");
-      return;
+      struct store_paths p;
+      store_paths_from_env (&p);
+      cleanup_free char *dir = paths_overlay (&p, v->name);
+      store_paths_clear (&p);
+      l->bases[l->n++] = xasprintf ("%s/upper", dir);
+      for (size_t i = n_layers; i-- > 0;)
+        {
+          char *tree = overlay_layer_tree (v->overlay->layers[i]);
+          if (tree != NULL)
+            l->bases[l->n++] = tree;
+        }
     }
-  struct store_paths p;
-  store_paths_from_env (&p);
-  cleanup_free char *dir = paths_overlay (&p, v->name);
-  store_paths_clear (&p);
-  l->bases[l->n++] = xasprintf ("%s/upper", dir);
-  for (size_t i = n_layers; i-- > 0;)
-    {
-      char *tree = overlay_layer_tree (v->overlay->layers[i]);
-      if (tree != NULL)
-        l->bases[l->n++] = tree;
-    }
+  lookup_open (l);
 }
 
 static void
 lookup_clear (struct lookup *l)
 {
+  for (size_t i = 0; i < l->n; i++)
+    if (l->fds[i] >= 0)
+      close (l->fds[i]);
+  free (l->fds);
   free_string_array (l->bases, l->n);
 }
 
 /* H and the identity of PATH in the view (L), or its absence ("-"): a mount point the
- * keeper's view holds. An overlay whiteout (a 0/0 character device) is an absence. */
+ * keeper's view holds. An overlay whiteout (a 0/0 character device) is an absence. PATH is
+ * looked up beneath each base through no symlink (the root and an upper are the job's to
+ * change): a symlink on the way is no identity, *UNSTABLE, and the run makes its own
+ * namespaces, as a first run does. */
 static uint64_t
-fnv_identity (uint64_t h, const struct lookup *l, const char *path, bool *missing)
+fnv_identity (uint64_t h, const struct lookup *l, const char *path, bool *unstable)
 {
   char id[96] = "-";
-  bool found = false;
-  for (size_t i = 0; i < l->n && !found; i++)
+  for (size_t i = 0; i < l->n; i++)
     {
       struct stat st;
-      cleanup_free char *at = xasprintf ("%s/%s", l->bases[i], path);
-      if (fstatat (AT_FDCWD, at, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      cleanup_fd int fd = l->fds[i] < 0 ? -1 : open_beneath (l->fds[i], path, O_PATH);
+      if (fd < 0 && (errno == ENOENT || l->fds[i] < 0))
         continue;
-      found = true;
+      if (fd < 0 || fstat (fd, &st) < 0)
+        break; /* a symlink on the way: "-" */
       if (S_ISCHR (st.st_mode) && st.st_rdev == 0)
         break; /* whited out: absent */
       /* The change time too: a file deleted and made again may get the same inode number. */
       snprintf (id, sizeof id, "%ju:%ju:%jd.%ld", (uintmax_t) st.st_dev, (uintmax_t) st.st_ino,
                 (intmax_t) st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+      break;
     }
   if (strcmp (id, "-") == 0)
-    *missing = true;
+    *unstable = true;
   return fnv_str (fnv_str (h, path), id);
 }
 

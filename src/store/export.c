@@ -459,7 +459,7 @@ export_lock_root (const char *name, const char *verb, char **root, struct meta *
       overlay_store_namespaces (name);
       cleanup_fd int dirfd = open (p.overlays, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       cleanup_free char *upper = xasprintf ("%s/upper", name);
-      *upperfd = dirfd < 0 ? -1 : walk_open_beneath (dirfd, upper, O_RDONLY | O_DIRECTORY);
+      *upperfd = dirfd < 0 ? -1 : open_beneath (dirfd, upper, O_RDONLY | O_DIRECTORY);
       if (*upperfd < 0)
         die_with_error ("cannot %s '%s': cannot open its upper directory %s/%s", verb, name,
                         p.overlays, upper);

@@ -242,7 +242,7 @@ copy_from_lower (struct extractor *x, const char *entry, const char *rel, int df
   for (char *const *l = x->opts->lowers; *l != NULL; l++)
     {
       cleanup_fd int tree = open (*l, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      cleanup_fd int fd = tree < 0 ? -1 : walk_open_beneath (tree, target, O_PATH);
+      cleanup_fd int fd = tree < 0 ? -1 : open_beneath (tree, target, O_PATH);
       struct stat st;
       if (fd < 0 || fstat (fd, &st) < 0)
         continue; /* not in this layer (or a symlink on the way: not that file) */

@@ -176,7 +176,7 @@ lower_non_directory (struct extractor *x, const char *parent)
         for (char *const *l = x->opts->lowers; *l != NULL; l++)
           {
             cleanup_fd int tree = open (*l, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            cleanup_fd int fd = tree < 0 ? -1 : walk_open_beneath (tree, p, O_PATH);
+            cleanup_fd int fd = tree < 0 ? -1 : open_beneath (tree, p, O_PATH);
             struct stat st;
             if (fd < 0 || fstat (fd, &st) < 0)
               continue;

@@ -223,7 +223,7 @@ flatten_fixups (struct flattener *f, int rootfd)
   for (size_t i = 0; i < f->n_fixes; i++)
     {
       const struct dir_fix *x = &f->fixes[i];
-      cleanup_fd int fd = walk_open_beneath (rootfd, x->path, O_RDONLY | O_DIRECTORY);
+      cleanup_fd int fd = open_beneath (rootfd, x->path, O_RDONLY | O_DIRECTORY);
       if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
         continue;
       struct timespec t[2] = { x->st.st_atim, x->st.st_mtim };

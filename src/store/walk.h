@@ -19,6 +19,8 @@
  * create refuses anyway, and each level holds a file descriptor. */
 #pragma once
 
+#include "common/beneath.h"
+
 #include <stdbool.h>
 #include <sys/stat.h>
 
@@ -58,10 +60,3 @@ struct walk_ops
  * export 'r'", a directory's path). */
 void walk_tree (int rootfd, const char *what, const struct walk_ops *ops, void *data);
 
-/* PATH (relative: one component or more) beneath DIRFD, opened with FLAGS | O_NOFOLLOW |
- * O_CLOEXEC through no symlink and no "..": openat2 with RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS where the kernel (or valgrind) has it, else
- * one component at a time with O_NOFOLLOW (so a caller of one that cannot tell what it got
- * checks it with fstat). -1 with errno (ELOOP or ENOTDIR for a
- * symlink, EXDEV for an escape). */
-int walk_open_beneath (int dirfd, const char *path, int flags);

@@ -259,3 +259,24 @@ gone() {
 	[[ ${lines[0]} != "$a" ]] || fail "joined a view whose bind destination was replaced"
 	assert_equal "${lines[1]}" mark
 }
+
+@test "warm: a mount point beyond a symlink in the root is no identity: every run makes its own view" {
+	# What a run keys on is looked up beneath the root through no symlink: the root is the
+	# job's to change, and a symlink on the way leads wherever it likes (here, to a
+	# directory of the host, whose resolv.conf would be the identity of the root's).
+	root=$(root_of r)
+	mkdir -p "$W/etc"
+	cp "$root/etc/passwd" "$root/etc/group" "$W/etc/"
+	touch "$W/etc/resolv.conf" "$W/etc/hosts"
+	mv "$root/etc" "$root/etc.real"
+	ln -s "$W/etc" "$root/etc"
+	edr_run run --mode userns r -- readlink /proc/self/ns/pid
+	assert_status 0
+	first=${lines[-1]}
+	edr_run -v run --mode userns r -- readlink /proc/self/ns/pid
+	assert_status 0
+	[[ $stderr != *"warm run: joining"* ]] || fail "joined a view keyed through a symlink: $(last_run)"
+	[[ ${lines[-1]} != "$first" ]] || fail "the same PID namespace twice"
+	rm "$root/etc"
+	mv "$root/etc.real" "$root/etc"
+}

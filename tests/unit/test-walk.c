@@ -191,7 +191,7 @@ too_deep_a_tree_is_refused (void **state)
   assert_int_equal (rm_rf_at (AT_FDCWD, dir), 0);
 }
 
-/* walk_open_beneath's answers on a tree with a symlink on the way, one at the end, an
+/* open_beneath's answers on a tree with a symlink on the way, one at the end, an
  * escape and a type mismatch: 0 if all are right, else the number of the first wrong one. */
 static int
 open_beneath_answers (int rootfd)
@@ -215,7 +215,7 @@ open_beneath_answers (int rootfd)
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     {
       errno = 0;
-      int fd = walk_open_beneath (rootfd, cases[i].path, cases[i].flags);
+      int fd = open_beneath (rootfd, cases[i].path, cases[i].flags);
       if (fd >= 0)
         close (fd);
       bool right = cases[i].err == 0    ? fd >= 0
