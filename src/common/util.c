@@ -16,6 +16,13 @@
 #include "common/util.h"
 
 static void (*die_cleanup) (void), (*die_temp_cleanup) (void);
+static bool die_at_once;
+
+void
+set_die_at_once (void)
+{
+  die_at_once = true;
+}
 
 void
 set_die_cleanup (void (*fn) (void))
@@ -75,6 +82,8 @@ vdie (int status, int errsv, const char *format, va_list args)
   if (errsv >= 0)
     fprintf (stderr, ": %s", strerror (errsv));
   fputc ('\n', stderr);
+  if (die_at_once)
+    _exit (status);
   run_die_cleanup ();
   exit (status);
 }

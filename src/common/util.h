@@ -137,6 +137,9 @@ char *strbuf_steal (struct strbuf *sb);
 /* One function die() calls before exiting, so a failed create removes its staging
  * directory whatever failed. NULL unregisters. */
 void set_die_cleanup (void (*fn) (void));
+/* From now on a fatal error only prints its line and _exit()s: no cleanup, no atexit
+ * handler, no stdio flush. For a vfork() child, which shares its parent's memory. */
+void set_die_at_once (void);
 /* The positive number of seconds in environment variable VAR, FALLBACK when it is unset
  * or empty; die()s "invalid VAR '...': expected a positive number of seconds" otherwise. */
 long env_seconds (const char *var, long fallback);
