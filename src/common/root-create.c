@@ -195,17 +195,15 @@ upper_writable (const struct merged *mv, creation_idle_fn *finish_idle, const st
   cleanup_free char *home = xasprintf ("home/%s", add.name);
   account_additions_clear (&add);
   const char *dirs[] = { "etc", "home", home }, *files[] = { "etc/passwd", "etc/group" };
-  size_t layer;
-  struct stat st;
   for (size_t i = 0; i < N_ELEMENTS (dirs); i++)
     {
-      enum merged_kind k = merged_lookup (mv, dirs[i], &layer, &st);
+      enum merged_kind k = merged_lookup (mv, dirs[i]);
       if (k != MERGED_ABSENT && k != MERGED_DIR)
         return false;
     }
   for (size_t i = 0; i < N_ELEMENTS (files); i++)
     {
-      enum merged_kind k = merged_lookup (mv, files[i], &layer, &st);
+      enum merged_kind k = merged_lookup (mv, files[i]);
       if (k != MERGED_ABSENT && k != MERGED_FILE)
         return false;
     }
@@ -259,19 +257,15 @@ creation_no_image_config (const struct merged *mv, const struct meta *m, void *d
 {
   (void) m;
   (void) data;
-  size_t layer;
-  struct stat st;
-  return merged_lookup (mv, IMAGE_CONFIG_DIR, &layer, &st) == MERGED_ABSENT;
+  return merged_lookup (mv, IMAGE_CONFIG_DIR) == MERGED_ABSENT;
 }
 
 bool
 creation_workdir_present (const struct merged *mv, const struct meta *m, void *data)
 {
   (void) data;
-  size_t layer;
-  struct stat st;
   const char *w = m->image.workdir;
-  return w == NULL || w[0] == '\0' || merged_lookup (mv, w, &layer, &st) == MERGED_DIR;
+  return w == NULL || w[0] == '\0' || merged_lookup (mv, w) == MERGED_DIR;
 }
 
 bool

@@ -44,7 +44,7 @@
 #include "store/digest.h"
 #include "store/interrupt.h"
 #include "store/layer-diff.h"
-#include "store/layer-view.h"
+#include "common/layer-view.h"
 #include "store/progress.h"
 #include "store/walk.h"
 

@@ -1,6 +1,7 @@
 /* The tree a stack of the layer store's layers makes (what an overlay of them shows), read
  * one name at a time without mounting anything: push compares a root with its base image
- * this way (layer-diff.c), where it used to apply the base's layers again.
+ * this way (layer-diff.c), and create writes its additions into a new overlay root's
+ * upper through it (merged.c).
  *
  * The layers are in overlay form (layers.h): a whiteout is a 0/0 character device, an
  * opaque directory has user.overlay.opaque="y". A name is looked up top layer first; a

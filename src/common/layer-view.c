@@ -11,7 +11,7 @@
 
 #include "common/overlay.h"
 #include "common/util.h"
-#include "store/layer-view.h"
+#include "common/layer-view.h"
 
 #define OPAQUE_XATTR "user.overlay.opaque"
 
@@ -73,7 +73,7 @@ layer_view_lookup (const struct layer_view_dir *parent, const char *name, const 
         {
           if (errno == ENOENT)
             continue;
-          die_with_error ("%s: cannot read /%s in the base image's layers", what, path);
+          die_with_error ("%s: cannot read /%s in the layer store", what, path);
         }
       if (layer_view_is_whiteout (&st))
         break;
@@ -88,7 +88,7 @@ layer_view_lookup (const struct layer_view_dir *parent, const char *name, const 
         }
       int fd = openat (parent->fds[i], name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0)
-        die_with_error ("%s: cannot open /%s in the base image's layers", what, path);
+        die_with_error ("%s: cannot open /%s in the layer store", what, path);
       if (out->kind == LAYER_VIEW_NONE)
         {
           out->kind = LAYER_VIEW_DIR;
@@ -131,7 +131,7 @@ layer_view_names (const struct layer_view_dir *d, const char *path, const char *
         {
           if (fd >= 0)
             close (fd);
-          die_with_error ("%s: cannot read /%s in the base image's layers", what, path);
+          die_with_error ("%s: cannot read /%s in the layer store", what, path);
         }
       struct dirent *de;
       while ((de = readdir (dir)) != NULL)
