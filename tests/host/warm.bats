@@ -270,13 +270,14 @@ gone() {
 	touch "$W/etc/resolv.conf" "$W/etc/hosts"
 	mv "$root/etc" "$root/etc.real"
 	ln -s "$W/etc" "$root/etc"
-	edr_run run --mode userns r -- readlink /proc/self/ns/pid
+	edr_run run --mode userns r -- true
 	assert_status 0
-	first=${lines[-1]}
-	edr_run -v run --mode userns r -- readlink /proc/self/ns/pid
+	edr_run -v run --mode userns r -- true
 	assert_status 0
 	[[ $stderr != *"warm run: joining"* ]] || fail "joined a view keyed through a symlink: $(last_run)"
-	[[ ${lines[-1]} != "$first" ]] || fail "the same PID namespace twice"
+	# (Not the runs' PID namespaces compared: a cold run's is gone when it ends, and the
+	# next one may get its inode number.)
+	[[ -z $(keepers r) ]] || fail "a keeper holds a view keyed through a symlink: $(keepers r)"
 	rm "$root/etc"
 	mv "$root/etc.real" "$root/etc"
 }
