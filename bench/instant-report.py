@@ -4,7 +4,10 @@
 
 usage: instant-report.py WORK RESULTS COMMIT WALL LOAD MIB LAYOUT_BYTES QUICK PODMAN_OK
        PODMAN_WHY PODMAN_DRIVER SQFS_HOW CH_VERSION PODMAN_VERSION BWRAP_VERSION HOST
-       ROUNDS LAT_RUNS"""
+       ROUNDS LAT_RUNS [MARKER ROOTFS]
+
+MARKER (default instant-roots) names the markers; ROOTFS, when given, is the tarball the
+image was made of (its only layer), described instead of the generated one."""
 import json
 import re
 import statistics
@@ -12,6 +15,8 @@ import sys
 
 (work, results, commit, wall, load, mib, layout, quick, podman_ok, podman_why, podman_driver,
  sqfs_how, ch_version, podman_version, bwrap_version, host, rounds, lat_runs) = sys.argv[1:19]
+marker = sys.argv[19] if len(sys.argv) > 19 else "instant-roots"
+rootfs = sys.argv[20] if len(sys.argv) > 20 else ""
 
 
 def paired(name, ref):
@@ -93,12 +98,18 @@ podman_note = (f"podman {podman_version}, rootless as the bench user, storage dr
                f"`{podman_driver}`, runc (crun refuses this machine's hybrid cgroup hierarchy), cgroupfs, the image copied once from the layout with "
                f"`podman pull oci:`; `--network=host` (as ch-run and enter-devroot, which keep the host's network; slirp4netns cannot open /dev/net/tun here)." if pod else
                f"**podman could not run rootless here**, so its rows are missing: {podman_why}")
-text = f"""<!-- instant-roots -->
-## 11. Roots from a cached image (bench/instant-roots; issue 28)
+heading = ("## 11. Roots from a cached image (bench/instant-roots; issue 28)" if not rootfs else
+           "### 11g. The same tables for a whole root as the image (bench/instant-roots, "
+           "EDR_BENCH_IMAGE_TARBALL)")
+image_text = (f"one image of the busybox template and one generated gzip layer of {mib} MiB "
+              f"(gen-layer.py: {int(mib) * 16:,} files of 64 KiB, half random, half text)"
+              if not rootfs else
+              f"one image whose only layer is `{rootfs}` ({mib} MiB unpacked)")
+text = f"""<!-- {marker} -->
+{heading}
 
-{'Quick mode (`EDR_BENCH_QUICK=1`): ' if quick == '1' else ''}one image of the busybox template
-and one generated gzip layer of {mib} MiB (gen-layer.py: {int(mib) * 16:,} files of 64 KiB, half
-random, half text), {human(int(layout))} as an OCI layout on local disk (tests/oci/mkimage.py).
+{'Quick mode (`EDR_BENCH_QUICK=1`): ' if quick == '1' else ''}{image_text},
+{human(int(layout))} as an OCI layout on local disk (tests/oci/mkimage.py).
 Commit {commit}; {host}; {wall} s wall. **Load average (1, 5, 15 min) at start / end:
 {load}**: the machine is shared and loaded, only the ratios of one table mean anything,
 not the absolute times, nor a comparison with another run. charliecloud `{ch_version}`,
@@ -151,10 +162,10 @@ reference is `chroot` as root through the same setpriv.
 ```
 
 </details>
-<!-- /instant-roots -->"""
+<!-- /""" + marker + " -->"
 old = open(results).read()
-if "<!-- instant-roots -->" in old:
-    old = re.sub(r"<!-- instant-roots -->.*?<!-- /instant-roots -->", lambda m: text, old, flags=re.S)
+if f"<!-- {marker} -->" in old:
+    old = re.sub(f"<!-- {marker} -->.*?<!-- /{marker} -->", lambda m: text, old, flags=re.S)
 else:
     old = old.rstrip("\n") + "\n\n" + text + "\n"
 open(results, "w").write(old)
