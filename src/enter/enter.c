@@ -388,9 +388,10 @@ chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined,
   pidns_drop_capabilities (name);
 
   /* vfork: this process only waits, and copying its address space for a child that execs
-   * at once is most of a warm run's cost beyond chroot's (bench/warm-run). The child shares
-   * our memory until its exec: what it allocates is left to us, and a failure _exit()s
-   * without our cleanups or atexit handlers (set_die_at_once). Its credentials, Landlock
+   * at once was a tenth of a warm run (bench/warm-run). The child shares our memory until
+   * its exec: what it allocates is left to us, and a failure _exit()s without cleanups or
+   * atexit handlers (set_die_at_once, whose flag this process then shares: right for it
+   * too, as the cleanups it inherited are the supervisor's). Its credentials, Landlock
    * domain, seccomp filter, working directory and file descriptors are its own. */
   pid_t command = vfork ();
   if (command < 0)
