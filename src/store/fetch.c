@@ -351,6 +351,7 @@ source_open_template (struct source *src, const char *name, const struct fetch_o
   src->description = xasprintf ("template %s (%s)", name, url);
   src->origin = xasprintf ("template %s (%s)", name, url);
   src->expected_sha256 = xstrdup (hex);
+  src->verified = true;
   return true;
 }
 
@@ -384,6 +385,7 @@ source_open_url (struct source *src, const char *url, const char *sha256, bool n
   src->description = xstrdup (url);
   src->origin = xstrdup (url);
   src->expected_sha256 = xstrdup (hex);
+  src->verified = true;
 }
 
 void

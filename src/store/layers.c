@@ -19,6 +19,7 @@
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
+#include "common/verbose.h"
 #include "store/clone.h"
 #include "store/digest.h"
 #include "store/interrupt.h"
@@ -287,6 +288,15 @@ layer_ensure_archive (struct source *src, const struct extract_opts *xopts,
    * layer a create from the same bytes made; a mismatch with the digest it must have is
    * refused here, as the extractor would. */
   struct stat st;
+  /* Bytes the cache hashed from this very fd just before (a template, a URL) are not read
+   * a second time when their layer is stored: the root is that layer. */
+  if (src->verified && src->expected_sha256 != NULL && archive_layer (src->expected_sha256, hex))
+    {
+      memcpy (archive_hex, src->expected_sha256, SHA256_HEX_LEN + 1);
+      verbose ("%s: sha256:%s is layer sha256:%s, kept before: not read again",
+               src->description, archive_hex, hex);
+      return;
+    }
   if (fstat (src->fd, &st) == 0 && S_ISREG (st.st_mode) && src->length == 0)
     {
       if (sha256_fd (src->fd, UINT64_MAX, archive_hex) < 0)

@@ -3,6 +3,7 @@
  * openers for URLs and catalogue templates that return the same thing. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define SHA256_HEX_LEN 64
@@ -15,6 +16,8 @@ struct source
   char *expected_sha256; /* 64 lowercase hex digits, or NULL */
   uint64_t length;       /* read only this many bytes from fd's offset (a member of a docker
                           * save archive); 0: to the end */
+  bool verified;         /* fd's bytes were hashed to expected_sha256 just now, from fd itself
+                          * (the cache does it before each use): not to be hashed again */
 };
 
 /* Open a local file; die()s naming it when it cannot be read or is a directory. */

@@ -62,6 +62,28 @@ $(last_run)"
 	assert_no_partials
 }
 
+@test "a second create --template reads the cached file once (the cache's check), not twice" {
+	command -v strace >/dev/null || skip "strace not installed (apt-get install strace)"
+	edr_run create a --template t --index "$IDX" --quiet
+	assert_status 0
+	# The cache hashes the file from its fd before each use; the layer store then finds the
+	# layer by that digest without hashing the same bytes again.
+	strace -f -qq -o "$BATS_TEST_TMPDIR/trace" -e trace=openat,read,close "$EDR_BIN" -v create b \
+		--template t --index "$IDX" 2>"$BATS_TEST_TMPDIR/err" || fail "create under strace failed"
+	grep -q "is layer sha256:.*not read again" "$BATS_TEST_TMPDIR/err" || fail "$(cat "$BATS_TEST_TMPDIR/err")"
+	# Bytes read from the cached file, over every fd it was opened as (until closed).
+	read_bytes=$(awk -v f="$(cache_dir)/sha256/$TSHA" '
+		$2 ~ /^openat\(/ && index($0, "\"" f "\"") && $NF ~ /^[0-9]+$/ { fd[$1 " " $NF] = 1 }
+		$2 ~ /^read\(/ { split($2, a, /[(,]/); if (($1 " " a[2]) in fd && $NF ~ /^[0-9]+$/) n += $NF }
+		$2 ~ /^close\(/ { split($2, a, /[()]/); delete fd[$1 " " a[2]] }
+		END { print n + 0 }' "$BATS_TEST_TMPDIR/trace")
+	size=$(stat -c %s "$(cache_dir)/sha256/$TSHA")
+	[[ $read_bytes -eq $size ]] || fail "read $read_bytes bytes of the $size-byte cached file"
+	edr_run run b -- sh -c 'echo hello from b'
+	assert_status 0
+	assert_output "hello from b"
+}
+
 @test "a corrupted cache file is detected, deleted and downloaded again" {
 	edr fetch t --index "$IDX" --quiet
 	printf 'garbage' | dd of="$(cache_dir)/sha256/$TSHA" bs=1 seek=1000 conv=notrunc 2>/dev/null
