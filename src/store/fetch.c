@@ -20,12 +20,14 @@
 #include "common/name.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "common/verbose.h"
 #include "store/cache.h"
 #include "store/catalog.h"
 #include "store/digest.h"
 #include "store/download.h"
 #include "store/builtin.h"
 #include "store/fetch.h"
+#include "store/layers.h"
 #include "store/progress.h"
 #include "store/userconfig.h"
 
@@ -292,9 +294,14 @@ fetch_list_templates (const struct fetch_opts *o, bool json)
     loaded_catalog_clear (&lc);
 }
 
+/* The cached file of template NAME, verified, downloaded when missing; -1 when MISSING_OK
+ * and the catalogue has no such template. With LAYER (create's), a template whose layer the
+ * caller's layer store holds is not looked up in the download cache at all: -2, its layer in
+ * LAYER (held), its digest in HEX. */
 static int
 open_template (const char *name, const struct fetch_opts *o, char **url_out,
-               char hex[SHA256_HEX_LEN + 1], bool *downloaded, bool missing_ok)
+               char hex[SHA256_HEX_LEN + 1], bool *downloaded, bool missing_ok,
+               char layer[SHA256_HEX_LEN + 1])
 {
   name_check (name);
   if (missing_ok)
@@ -312,6 +319,16 @@ open_template (const char *name, const struct fetch_opts *o, char **url_out,
     }
   const struct catalog_entry *e = find_entry (&lc, name);
   char *url = entry_url (&lc, e);
+  if (layer != NULL && archive_layer (e->sha256, layer))
+    {
+      /* The catalogue's digest names bytes this user unpacked before, checked against it
+       * then: the root is that layer, and the (maybe shared) download cache is not read. */
+      memcpy (hex, e->sha256, SHA256_HEX_LEN + 1);
+      *downloaded = false;
+      loaded_catalog_clear (&lc);
+      *url_out = url;
+      return -2;
+    }
   int fd = fetch_to_cache (url, e->sha256, e->has_size ? e->size : 0, name, o, hex, downloaded);
   loaded_catalog_clear (&lc);
   *url_out = url;
@@ -324,7 +341,7 @@ fetch_template (const char *name, const struct fetch_opts *o)
   cleanup_free char *url = NULL;
   char hex[SHA256_HEX_LEN + 1];
   bool downloaded;
-  int fd = open_template (name, o, &url, hex, &downloaded, true);
+  int fd = open_template (name, o, &url, hex, &downloaded, true, NULL);
   if (fd < 0)
     return false;
   close (fd);
@@ -345,9 +362,16 @@ source_open_template (struct source *src, const char *name, const struct fetch_o
   cleanup_free char *url = NULL;
   char hex[SHA256_HEX_LEN + 1];
   bool downloaded;
-  src->fd = open_template (name, o, &url, hex, &downloaded, true);
-  if (src->fd < 0)
+  char layer[SHA256_HEX_LEN + 1];
+  src->fd = open_template (name, o, &url, hex, &downloaded, true, layer);
+  if (src->fd == -1)
     return false;
+  if (src->fd == -2)
+    {
+      src->fd = -1;
+      verbose ("template %s: sha256:%s is layer sha256:%s in the layer store: the download "
+               "cache is not read", name, hex, layer);
+    }
   src->description = xasprintf ("template %s (%s)", name, url);
   src->origin = xasprintf ("template %s (%s)", name, url);
   src->expected_sha256 = xstrdup (hex);

@@ -95,7 +95,7 @@ layer_size (const char *hex)
 }
 
 /* The layer a plain tarball whose SHA-256 is AHEX was unpacked into, if it is kept. */
-static bool
+bool
 archive_layer (const char *ahex, char hex[SHA256_HEX_LEN + 1])
 {
   cleanup_free char *dir = layers_dir ();
@@ -288,8 +288,9 @@ layer_ensure_archive (struct source *src, const struct extract_opts *xopts,
    * layer a create from the same bytes made; a mismatch with the digest it must have is
    * refused here, as the extractor would. */
   struct stat st;
-  /* Bytes the cache hashed from this very fd just before (a template, a URL) are not read
-   * a second time when their layer is stored: the root is that layer. */
+  /* Bytes the cache hashed from this very fd just before (a template, a URL), or none at
+   * all (fd -1: a template whose layer the catalogue's digest found), are not read (again)
+   * when their layer is stored: the root is that layer. */
   if (src->verified && src->expected_sha256 != NULL && archive_layer (src->expected_sha256, hex))
     {
       memcpy (archive_hex, src->expected_sha256, SHA256_HEX_LEN + 1);
@@ -297,6 +298,9 @@ layer_ensure_archive (struct source *src, const struct extract_opts *xopts,
                src->description, archive_hex, hex);
       return;
     }
+  if (src->fd < 0)
+    die ("%s: layer of sha256:%s no longer in the layer store", src->description,
+         src->expected_sha256 != NULL ? src->expected_sha256 : "?");
   if (fstat (src->fd, &st) == 0 && S_ISREG (st.st_mode) && src->length == 0)
     {
       if (sha256_fd (src->fd, UINT64_MAX, archive_hex) < 0)

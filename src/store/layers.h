@@ -41,6 +41,10 @@ void layer_ensure (struct source *blob, const char *diff_id, const struct extrac
 void layer_ensure_archive (struct source *src, const struct extract_opts *x, char hex[65],
                            char archive_hex[65]);
 
+/* The layer a plain tarball whose SHA-256 is AHEX was unpacked into, into HEX, held (as a
+ * create holds its layers) until this process exits; false when there is none. */
+bool archive_layer (const char *ahex, char hex[65]);
+
 /* Whether the layer HEX is in the store (a create from it then needs no blob). */
 bool layer_present (const char *hex);
 

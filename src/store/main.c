@@ -195,7 +195,8 @@ create_root (const struct cli *cli)
     }
   else if (cli->from != NULL)
     source_open_file (&src, cli->from);
-  else if (src.fd < 0) /* the default, or the built-in "minimal"; a catalogue's is open */
+  else if (src.description == NULL) /* the default, or the built-in "minimal"; a catalogue's
+                                      * is open (or, fd -1, its layer found) */
     source_open_default_template (&src);
   if (cli->sha256 != NULL && src.expected_sha256 == NULL)
     {

@@ -17,7 +17,8 @@ struct source
   uint64_t length;       /* read only this many bytes from fd's offset (a member of a docker
                           * save archive); 0: to the end */
   bool verified;         /* fd's bytes were hashed to expected_sha256 just now, from fd itself
-                          * (the cache does it before each use): not to be hashed again */
+                          * (the cache does it before each use): not to be hashed again; or
+                          * fd is -1, expected_sha256 a digest whose layer is stored */
 };
 
 /* Open a local file; die()s naming it when it cannot be read or is a directory. */
