@@ -207,6 +207,7 @@ layer_unpack (struct source *src, const char *want, const struct extract_opts *x
   if (treefd < 0)
     die_with_error ("cannot open %s/tree", staging);
 
+  verbose ("%s: unpacking a new layer into %s", src->description, staging);
   struct extract_opts opts = *xopts;
   opts.overlay_form = true;
   /* Where roots will clone the layer's files (FICLONE writes back each source file's dirty
@@ -259,6 +260,35 @@ layer_unpack (struct source *src, const char *want, const struct extract_opts *x
     die ("layer %s: removed (by a cache clean?) as it was put in place: try again", hex);
 }
 
+/* One unpack of a digest at a time: a create that finds another unpacking the same layer
+ * waits for it and takes its layer, instead of unpacking it again beside it (eight tasks of
+ * a cold Slurm step each unpacked the same image: bench/slurm-jobs). KIND and HEX name the
+ * digest ("diff", a diff_id; "archive", a plain tarball's bytes). The lock goes with the
+ * returned fd, or with the process when it dies; waiting is interruptible (interrupt.h). */
+static int
+unpack_lock (const char *kind, const char *hex, const char *what)
+{
+  cleanup_free char *dir = layers_dir ();
+  cleanup_free char *locks = xasprintf ("%s/locks", dir);
+  cleanup_free char *path = xasprintf ("%s/%s-%s", locks, kind, hex);
+  if (mkdir_p (locks, LAYERS_DIR_MODE) < 0)
+    die_with_error ("cannot create %s", locks);
+  int fd = open (path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    die_with_error ("cannot open %s", path);
+  for (bool said = false; flock (fd, LOCK_EX | LOCK_NB) < 0;)
+    {
+      if (errno != EWOULDBLOCK && errno != EINTR)
+        die_with_error ("cannot lock %s", path);
+      if (!said)
+        verbose ("%s: another create is unpacking its layer: waiting for it", what);
+      said = true;
+      interrupt_check ();
+      nanosleep (&(struct timespec) { .tv_nsec = 50 * 1000 * 1000 }, NULL);
+    }
+  return fd;
+}
+
 void
 layer_ensure (struct source *blob, const char *diff_id, const struct extract_opts *xopts,
               char hex[SHA256_HEX_LEN + 1])
@@ -273,6 +303,12 @@ layer_ensure (struct source *blob, const char *diff_id, const struct extract_opt
     die ("%s: diff_id '%s' is not sha256:HEX", blob->description, diff_id);
   const char *want = diff_id + strlen (DIGEST_PREFIX);
   if (layer_hold (want))
+    {
+      memcpy (hex, want, SHA256_HEX_LEN + 1);
+      return;
+    }
+  cleanup_fd int lock = unpack_lock ("diff", want, blob->description);
+  if (layer_hold (want)) /* the create we waited for made it */
     {
       memcpy (hex, want, SHA256_HEX_LEN + 1);
       return;
@@ -312,6 +348,12 @@ layer_ensure_archive (struct source *src, const struct extract_opts *xopts,
              src->expected_sha256, archive_hex);
       if (archive_layer (archive_hex, hex))
         return;
+      cleanup_fd int lock = unpack_lock ("archive", archive_hex, src->description);
+      if (archive_layer (archive_hex, hex)) /* the create we waited for made it */
+        return;
+      layer_unpack (src, NULL, xopts, hex, archive_hex);
+      archive_layer_record (archive_hex, hex);
+      return;
     }
   layer_unpack (src, NULL, xopts, hex, archive_hex);
   archive_layer_record (archive_hex, hex);

@@ -536,3 +536,30 @@ f $size_f $layer $size_f"
 	assert_output new
 	assert_nothing_mounted_on_host
 }
+
+@test "overlay: three creates of one new image at once unpack its layer once; the others wait and share it" {
+	# The busybox template and 24 MiB of incompressible files: an unpack long enough
+	# (gzip, hashing, writing) for three creates started together to overlap.
+	mkdir -p "$W/img/opt/big"
+	tar -xzf "$EDR_TEMPLATE" -C "$W/img"
+	for i in 1 2 3 4 5 6; do head -c 4M /dev/urandom > "$W/img/opt/big/f$i"; done
+	tar -C "$W/img" -cf - . | gzip -1 > "$W/big.tar.gz"
+	local before
+	before=$(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256" 2>/dev/null | wc -l)
+	for r in a b c; do
+		"$EDR_BIN" -v create "$r" --from "$W/big.tar.gz" 2> "$W/$r.err" &
+	done
+	wait
+	local unpacked=0 r
+	for r in a b c; do
+		[[ -d $(store)/meta ]] && grep -q '"layers"' "$(store)/meta/$r.json" ||
+			fail "create $r failed: $(cat "$W/$r.err")"
+		grep -q "unpacking a new layer" "$W/$r.err" && unpacked=$((unpacked + 1))
+	done
+	[[ $unpacked -eq 1 ]] || fail "the layer was unpacked $unpacked times:
+$(grep -h 'unpacking a new layer\|waiting' "$W"/?.err)"
+	[[ $(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256" | wc -l) -eq $((before + 1)) ]] ||
+		fail "layers: $(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256")"
+	edr_run run c -- cmp /opt/big/f1 /opt/big/f1
+	assert_status 0
+}
