@@ -28,7 +28,6 @@ merged_close (struct merged *mv)
  * the root) and what the last component looked up is. */
 struct merged_walk
 {
-  const struct merged *mv;
   struct layer_view_dir dir;
   bool owned;
   struct layer_view_entry entry;
@@ -38,8 +37,7 @@ struct merged_walk
 static void
 walk_begin (struct merged_walk *w, const struct merged *mv)
 {
-  *w = (struct merged_walk) { .mv = mv, .dir = mv->root, .kind = MERGED_DIR,
-                              .entry = { .dirfd = -1 } };
+  *w = (struct merged_walk) { .dir = mv->root, .kind = MERGED_DIR, .entry = { .dirfd = -1 } };
 }
 
 static void

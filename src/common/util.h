@@ -111,10 +111,10 @@ int mkdir_p_beneath (int rootfd, const char *path);
 void close_fds_from (int lowfd);
 
 bool str_has_prefix (const char *s, const char *prefix);
+bool str_has_suffix (const char *s, const char *suffix);
 /* S with every control character (a newline, an escape) replaced by '?', for a message that
  * quotes untrusted text and must stay one line; returns S. */
 char *str_one_line (char *s);
-bool str_has_suffix (const char *s, const char *suffix);
 
 /* Parse a byte count: digits, optionally followed by K, M, G or T (powers of 1024, an
  * optional "iB" or "B" after the letter). 0 on success, -1 (errno EINVAL or ERANGE) for

@@ -40,11 +40,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/layer-view.h"
 #include "common/util.h"
 #include "store/digest.h"
 #include "store/interrupt.h"
 #include "store/layer-diff.h"
-#include "common/layer-view.h"
 #include "store/progress.h"
 #include "store/walk.h"
 

@@ -302,28 +302,22 @@ layer_ensure (struct source *blob, const char *diff_id, const struct extract_opt
   if (!str_has_prefix (diff_id, DIGEST_PREFIX) || !is_hex64 (diff_id + strlen (DIGEST_PREFIX)))
     die ("%s: diff_id '%s' is not sha256:HEX", blob->description, diff_id);
   const char *want = diff_id + strlen (DIGEST_PREFIX);
-  if (layer_hold (want))
+  if (!layer_hold (want))
     {
-      memcpy (hex, want, SHA256_HEX_LEN + 1);
-      return;
+      cleanup_fd int lock = unpack_lock ("diff", want, blob->description);
+      if (!layer_hold (want)) /* nor made by a create we waited for */
+        {
+          layer_unpack (blob, want, xopts, hex, NULL);
+          return;
+        }
     }
-  cleanup_fd int lock = unpack_lock ("diff", want, blob->description);
-  if (layer_hold (want)) /* the create we waited for made it */
-    {
-      memcpy (hex, want, SHA256_HEX_LEN + 1);
-      return;
-    }
-  layer_unpack (blob, want, xopts, hex, NULL);
+  memcpy (hex, want, SHA256_HEX_LEN + 1);
 }
 
 void
 layer_ensure_archive (struct source *src, const struct extract_opts *xopts,
                       char hex[SHA256_HEX_LEN + 1], char archive_hex[SHA256_HEX_LEN + 1])
 {
-  /* A regular file is hashed first (reading is much cheaper than unpacking) to find the
-   * layer a create from the same bytes made; a mismatch with the digest it must have is
-   * refused here, as the extractor would. */
-  struct stat st;
   /* Bytes the cache hashed from this very fd just before (a template, a URL), or none at
    * all (fd -1: a template whose layer the catalogue's digest found), are not read (again)
    * when their layer is stored: the root is that layer. */
@@ -337,6 +331,11 @@ layer_ensure_archive (struct source *src, const struct extract_opts *xopts,
   if (src->fd < 0)
     die ("%s: layer of sha256:%s no longer in the layer store", src->description,
          src->expected_sha256 != NULL ? src->expected_sha256 : "?");
+  /* A regular file is hashed first (reading is much cheaper than unpacking) to find the
+   * layer a create from the same bytes made; a mismatch with the digest it must have is
+   * refused here, as the extractor would. */
+  struct stat st;
+  cleanup_fd int lock = -1; /* that digest's, while it is unpacked (unpack_lock) */
   if (fstat (src->fd, &st) == 0 && S_ISREG (st.st_mode) && src->length == 0)
     {
       if (sha256_fd (src->fd, UINT64_MAX, archive_hex) < 0)
@@ -348,12 +347,9 @@ layer_ensure_archive (struct source *src, const struct extract_opts *xopts,
              src->expected_sha256, archive_hex);
       if (archive_layer (archive_hex, hex))
         return;
-      cleanup_fd int lock = unpack_lock ("archive", archive_hex, src->description);
+      lock = unpack_lock ("archive", archive_hex, src->description);
       if (archive_layer (archive_hex, hex)) /* the create we waited for made it */
         return;
-      layer_unpack (src, NULL, xopts, hex, archive_hex);
-      archive_layer_record (archive_hex, hex);
-      return;
     }
   layer_unpack (src, NULL, xopts, hex, archive_hex);
   archive_layer_record (archive_hex, hex);
