@@ -78,34 +78,66 @@ close_new_fds (int keep1, int keep2)
 /* Remove DIRFD's contents, making each directory writable and searchable first (the
  * archive may have made it read-only). With CHECK (an accepted archive), each entry must
  * be a directory, a regular file without setuid/setgid, a symlink or a FIFO (made since
- * the extractor imports what podman imports); never a device node or a socket. */
+ * the extractor imports what podman imports); never a device node or a socket.
+ *
+ * Depth first without recursion, holding one directory fd whatever the depth: the extractor
+ * goes one component at a time, so an accepted archive may nest deeper than the fd limit
+ * (ulimit -n 1024 in CI) or the stack. Going up is by "..", which nothing else renames. */
 static void
-empty_tree (int dirfd, bool check)
+empty_tree (int fd, bool check)
 {
-  DIR *d = fdopendir (dirfd);
-  assert (d != NULL);
-  struct dirent *de;
-  while ((de = readdir (d)) != NULL)
+  char **names = NULL; /* the directories entered, from the top: names[depth - 1] is ours */
+  size_t depth = 0, cap = 0;
+  for (;;)
     {
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      struct stat st;
-      assert (fstatat (dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0);
-      assert (!check || S_ISDIR (st.st_mode) || S_ISREG (st.st_mode) || S_ISLNK (st.st_mode)
-              || S_ISFIFO (st.st_mode));
-      assert (!check || (st.st_mode & (S_ISUID | S_ISGID)) == 0);
-      if (S_ISDIR (st.st_mode))
+      DIR *d = fdopendir (fd);
+      assert (d != NULL);
+      char *subdir = NULL;
+      struct dirent *de;
+      while ((de = readdir (d)) != NULL)
         {
-          assert (fchmodat (dirfd, de->d_name, 0700, 0) == 0);
-          int sub = openat (dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-          assert (sub >= 0);
-          empty_tree (sub, check);
-          assert (unlinkat (dirfd, de->d_name, AT_REMOVEDIR) == 0);
+          if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+            continue;
+          struct stat st;
+          assert (fstatat (fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0);
+          assert (!check || S_ISDIR (st.st_mode) || S_ISREG (st.st_mode)
+                  || S_ISLNK (st.st_mode) || S_ISFIFO (st.st_mode));
+          assert (!check || (st.st_mode & (S_ISUID | S_ISGID)) == 0);
+          if (!S_ISDIR (st.st_mode))
+            assert (unlinkat (fd, de->d_name, 0) == 0);
+          else if (subdir == NULL)
+            subdir = xstrdup (de->d_name); /* the others when we are back */
+        }
+      int next;
+      if (subdir != NULL)
+        {
+          assert (fchmodat (fd, subdir, 0700, 0) == 0);
+          next = openat (fd, subdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          assert (next >= 0);
+          if (depth == cap)
+            {
+              cap = cap == 0 ? 64 : 2 * cap;
+              names = realloc (names, cap * sizeof *names);
+              assert (names != NULL);
+            }
+          names[depth++] = subdir;
+        }
+      else if (depth > 0)
+        {
+          next = openat (fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+          assert (next >= 0);
+          char *name = names[--depth];
+          assert (unlinkat (next, name, AT_REMOVEDIR) == 0);
+          free (name);
         }
       else
-        assert (unlinkat (dirfd, de->d_name, 0) == 0);
+        next = -1;
+      closedir (d);
+      if (next < 0)
+        break;
+      fd = next;
     }
-  closedir (d);
+  free (names);
 }
 
 /* The parent holds exactly one entry, "root". */
