@@ -14,12 +14,17 @@
 
 #include "common/util.h"
 #include "store/extract-internal.h"
+#include "store/walk.h"
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_ (x)
 
 int
 archive_path_normalize (const char *in, char **out, bool *was_absolute, const char **why)
 {
   struct strbuf sb = { 0 };
   const char *p = in;
+  size_t components = 0;
 
   *was_absolute = (*p == '/');
   while (*p != '\0')
@@ -45,14 +50,20 @@ archive_path_normalize (const char *in, char **out, bool *was_absolute, const ch
         }
       else
         {
+          if (++components > WALK_MAX_DEPTH)
+            {
+              free (sb.str);
+              *why = "it is more than " STRINGIFY (WALK_MAX_DEPTH) " levels deep";
+              return -1;
+            }
           if (sb.len > 0)
             strbuf_append_c (&sb, '/');
           strbuf_append_len (&sb, p, len);
         }
       p += len;
     }
-  /* Nothing could use a longer path inside the root, and it bounds the tree's depth (and
-   * so the cost of walking it and the fds remove needs). */
+  /* Nothing could use a longer path inside the root. The depth is bounded above: every
+   * walk of the root (export, the flat copy of its layers) can then go to the bottom. */
   if (sb.len >= PATH_MAX - 1)
     {
       free (sb.str);

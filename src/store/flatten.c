@@ -21,9 +21,6 @@
 #include "store/walk.h"
 
 #define OPAQUE_XATTR "user.overlay.opaque"
-/* Deeper trees cannot come out of the extractor (PATH_MAX bounds them); each level of the
- * merge holds two fds. */
-#define FLATTEN_MAX_DEPTH 2048
 
 struct dir_fix
 {
@@ -107,7 +104,9 @@ add_fix (struct flattener *f, const char *rel, const struct stat *st)
 static void
 merge_dir (struct flattener *f, int src, int dst, const char *rel, int depth)
 {
-  if (depth > FLATTEN_MAX_DEPTH)
+  /* Deeper layers cannot come out of the extractor nor of a walk (walk.h); each level of
+   * the merge holds three fds (its directory stream, the source and target below). */
+  if (depth > WALK_MAX_DEPTH)
     {
       errno = ELOOP;
       flatten_fail (f, rel);

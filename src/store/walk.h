@@ -15,8 +15,7 @@
  * Order: the root first, then each directory's entries in byte order of their names,
  * depth first (a directory before what it holds). An explicit stack, not recursion, holds
  * one open directory and its sorted names per level; trees deeper than WALK_MAX_DEPTH are
- * refused (one line) rather than walked: their paths would not fit in PATH_MAX, which
- * create refuses anyway, and each level holds a file descriptor. */
+ * refused (one line) rather than walked. */
 #pragma once
 
 #include "common/beneath.h"
@@ -24,8 +23,13 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-/* Directories below the root that the walk enters at most. */
-#define WALK_MAX_DEPTH 512
+/* Directories below the root that the walk enters at most, and the most components a
+ * member of an archive may have (archive_path_normalize): one limit for every tree the
+ * tool makes or reads. Walkers hold file descriptors per level (this walk one, the flat
+ * copy of layers three: flatten.c), and 256 levels of the deepest stay clear of the usual
+ * soft limit of 1024 open files, with room for the rest. No real image comes near it;
+ * PATH_MAX alone would allow 2047 levels. */
+#define WALK_MAX_DEPTH 256
 
 struct walk_entry
 {

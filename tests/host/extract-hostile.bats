@@ -688,7 +688,11 @@ reg('${deep}leaf', b'x')
 	fi
 }
 
-@test "hostile: a tree 1,500 directories deep fails cleanly or extracts, never crashes" {
+# Every walk of a root (create's copy of its layers, export, publish, push) goes to the
+# bottom of the tree with a few fds per level; 256 levels is where they all stop (walk.h).
+# The old code took 1,500 levels: create's copy then ran out of fds under the usual
+# `ulimit -n 1024`, and its cleanup too, leaving the half-made root in staging.
+@test "hostile: a tree 1,500 directories deep is refused in one line naming the limit; nothing is left, even under ulimit -n 1024" {
 	pyta "$W/h.tar" "
 p = ''
 for k in range(1500):
@@ -697,5 +701,36 @@ for k in range(1500):
 reg(p + 'leaf', b'deep')
 reg('ok', b'fine')
 "
+	ulimit -n 1024
 	create_hostile dev "$W/h.tar"
+	[[ $OUTCOME == refused ]] || fail "a tree 1,500 levels deep was accepted"
+	assert_edr_error 125 "$W/h.tar" "d/d/d/" "more than 256 levels deep"
+	run ls -A "$(store)/staging"
+	assert_output ""
+}
+
+@test "hostile: a tree 256 directories deep under ulimit -n 1024 creates, exports, makes a root again and is removed" {
+	pyta "$W/h.tar" "
+p = ''
+for k in range(255):
+    p += 'd/'
+    dir(p)
+reg(p + 'leaf', b'deep')
+"
+	ulimit -n 1024
+	edr_run create deep --from "$W/h.tar"
+	assert_status 0
+	local leaf
+	leaf=$(root_of deep)/$(printf 'd/%.0s' {1..255})leaf
+	[[ $(cat "$leaf") == deep ]] || fail "the leaf 256 levels down is not there"
+	edr_run export deep "$W/deep.tar"
+	assert_status 0
+	edr_run create again --from "$W/deep.tar"
+	assert_status 0
+	cmp "$leaf" "$(root_of again)/$(printf 'd/%.0s' {1..255})leaf"
+	edr_run remove deep
+	assert_status 0
+	edr_run remove again
+	assert_status 0
+	[[ ! -e $(root_of deep) && ! -e $(root_of again) ]] || fail "a root is left"
 }

@@ -3,7 +3,9 @@
 
 #include <limits.h>
 
+#include "common/util.h"
 #include "store/extract.h"
+#include "store/walk.h"
 
 struct accepted
 {
@@ -82,11 +84,11 @@ overlong_component_is_refused (void **state)
 static void
 path_longer_than_path_max_is_refused (void **state)
 {
-  /* "a/a/a/..." : 2 bytes per component */
+  /* "aaa...a/aaa...a/..." : 200 bytes per component, 21 components */
   size_t len = PATH_MAX + 16;
   char *name = malloc (len + 1);
   for (size_t i = 0; i < len; i++)
-    name[i] = i % 2 ? '/' : 'a';
+    name[i] = i % 200 == 199 ? '/' : 'a';
   name[len] = '\0';
   char *out = NULL;
   bool absolute;
@@ -100,6 +102,41 @@ path_longer_than_path_max_is_refused (void **state)
   free (name);
 }
 
+/* "d/d/.../d" of N components. */
+static char *
+deep_name (size_t n)
+{
+  char *name = malloc (2 * n);
+  for (size_t i = 0; i < n; i++)
+    {
+      name[2 * i] = 'd';
+      name[2 * i + 1] = i + 1 < n ? '/' : '\0';
+    }
+  return name;
+}
+
+static void
+more_than_walk_max_depth_components_are_refused (void **state)
+{
+  char *out = NULL;
+  bool absolute;
+  const char *why = NULL;
+  char *name = deep_name (WALK_MAX_DEPTH);
+  assert_int_equal (archive_path_normalize (name, &out, &absolute, &why), 0);
+  assert_string_equal (out, name);
+  free (out);
+  free (name);
+  /* One more, even spelled with "./" and "//" (which are not components), is refused. */
+  char *deeper = deep_name (WALK_MAX_DEPTH + 1);
+  name = xasprintf ("./%s//./", deeper);
+  out = NULL;
+  assert_int_equal (archive_path_normalize (name, &out, &absolute, &why), -1);
+  assert_null (out);
+  assert_string_equal (why, "it is more than 256 levels deep");
+  free (name);
+  free (deeper);
+}
+
 int
 main (void)
 {
@@ -108,6 +145,7 @@ main (void)
     cmocka_unit_test (dotdot_components_are_refused),
     cmocka_unit_test (overlong_component_is_refused),
     cmocka_unit_test (path_longer_than_path_max_is_refused),
+    cmocka_unit_test (more_than_walk_max_depth_components_are_refused),
   };
   return cmocka_run_group_tests_name ("archive-path", tests, NULL, NULL);
 }
