@@ -90,9 +90,11 @@ extract_fail_with (struct extractor *x, const char *error, const char *format, .
   va_start (args, format);
   cleanup_free char *message = xvasprintf (format, args);
   va_end (args);
-  /* The first error is the one to report: the rest follows from it. */
+  /* The first error is the one to report: the rest follows from it. One line, whatever
+   * an entry's name holds (a newline, an escape), for the fuzzers as for die(). */
   if (x->error == NULL)
-    x->error = error != NULL ? xasprintf ("%s: %s", message, error) : xstrdup (message);
+    x->error = str_one_line (error != NULL ? xasprintf ("%s: %s", message, error)
+                                           : xstrdup (message));
   return -1;
 }
 
