@@ -96,12 +96,14 @@ extern char **environ;
 
 /* Where the kernel lets us chroot without a user namespace: as root, or with the patched
  * kernel's fs.unprivileged_chroot=1. auto mode decides by this rather than by trying:
- * the supervisor must stay outside the root, so the chroot happens in the child. */
+ * the supervisor must stay outside the root, so the chroot happens in the child.
+ * *USERNS_OFF: user.max_user_namespaces is 0, so no namespaces can be shared or kept. */
 static enum enter_mode
-resolve_mode (enum enter_mode mode)
+resolve_mode (enum enter_mode mode, bool *userns_off)
 {
   cleanup_free char *v = read_first_line (SYSCTL_UNPRIVILEGED_CHROOT);
   cleanup_free char *userns = read_first_line (SYSCTL_MAX_USER_NAMESPACES);
+  *userns_off = userns != NULL && strcmp (userns, "0") == 0;
   verbose ("sysctl fs.unprivileged_chroot=%s, user.max_user_namespaces=%s, euid %ld",
            v != NULL ? v : "(absent: an unpatched kernel)", userns != NULL ? userns : "(absent)",
            (long) geteuid ());
@@ -485,7 +487,8 @@ enter_devroot (const struct cli *cli)
   if (unshare (CLONE_FS) < 0)
     die_with_error ("cannot unshare the filesystem attributes");
 
-  enum enter_mode mode = resolve_mode (opts->mode);
+  bool userns_off;
+  enum enter_mode mode = resolve_mode (opts->mode, &userns_off);
   size_t n_binds;
   struct bind *binds = bind_parse_all (opts->binds, &n_binds);
   if (n_binds > 0 && mode == ENTER_MODE_CHROOT)
@@ -554,15 +557,18 @@ enter_devroot (const struct cli *cli)
                               .uid = getuid (), .gid = getgid (), .term = &term,
                               .root = root, .overlay = overlay ? &meta : NULL,
                               .scratch = direct ? root : NULL };
-  /* A Slurm step's tasks on a node share the root's namespaces (stepns.c). */
+  /* A Slurm step's tasks on a node share the root's namespaces (stepns.c). Neither they
+   * nor a warm run start a keeper where no user namespace can be made: the job's own
+   * clone below then fails at once and says why in its one line. */
   struct stepns step;
   bool shared = false;
+  bool may_share = mode == ENTER_MODE_USERNS && !userns_off;
   unsigned idle;
   uint64_t key;
   struct warm_view warm = { .name = view.name, .root = root, .root_st = &root_st,
                             .opts = view.opts, .binds = view.binds, .n_binds = view.n_binds,
                             .overlay = view.overlay };
-  if (mode == ENTER_MODE_USERNS && stepns_from_env (name, &step))
+  if (may_share && stepns_from_env (name, &step))
     {
       term.fd = -1; /* a Slurm step's tasks: the keeper's view is not one task's terminal */
       shared = stepns_enter (&step, name, build_userns_view, &view);
@@ -573,7 +579,7 @@ enter_devroot (const struct cli *cli)
    * run (stepns.c). Not with a terminal of ours: the view's /dev/console and the
    * terminal's foreground group are one job's. Not for a throwaway root, nor for a Slurm
    * task told to keep its namespaces private. */
-  else if (mode == ENTER_MODE_USERNS && cli->command == CMD_RUN && !cli->ephemeral
+  else if (may_share && cli->command == CMD_RUN && !cli->ephemeral
            && term.fd < 0 && getenv ("ENTER_DEVROOT_STEP_PRIVATE") == NULL
            && (idle = stepns_warm_idle ()) > 0 && warm_key (&warm, &key)
            && stepns_warm_init (name, key, idle, &step))

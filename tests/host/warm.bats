@@ -281,3 +281,21 @@ gone() {
 	rm "$root/etc"
 	mv "$root/etc.real" "$root/etc"
 }
+
+# With user.max_user_namespaces=0 (set here in a user namespace of the test's own, where it
+# is per namespace) no namespace can be kept: the run starts no keeper and fails at its own
+# clone. The old code forked a keeper's holder first, whose clone failed too, and exited on
+# a flag that a flaky TCG guest once saw set: 125 and nothing said (guest modes.bats 24).
+@test "warm: where user.max_user_namespaces=0 a run starts no keeper: one clone, one line, 125" {
+	command -v strace >/dev/null || skip "strace not installed (apt-get install strace)"
+	run --separate-stderr unshare -U -r sh -c '
+		echo 0 > /proc/sys/user/max_user_namespaces || exit 99
+		exec strace -f -qq -o "$1" -e trace=clone,clone3,fork,vfork "$2" run --mode userns r -- true
+	' sh "$T/trace" "$EDR_BIN"
+	[[ $status -ne 99 ]] || skip "user.max_user_namespaces cannot be set in a user namespace here"
+	assert_edr_error 125 "cannot enter root 'r'" "user.max_user_namespaces=0"
+	run grep -c 'clone' "$T/trace"
+	[[ $output == 1 ]] || fail "expected one clone (the job's, refused), got: $(cat "$T/trace")"
+	grep -q 'CLONE_NEWUSER.*ENOSPC' "$T/trace" || fail "the one clone is not the refused job's: $(cat "$T/trace")"
+	[[ -z $(keepers r) ]] || fail "a keeper was left: $(keepers r)"
+}
