@@ -258,14 +258,14 @@ walk_tree (int rootfd, const char *what, const struct walk_ops *ops, void *data)
         .path = path, .dirfd = f->e.fd, .name = name, .depth = f->e.depth + 1,
       };
       examine (&w, &e);
+      /* Before the callback sees it: callers keep a slot per level of directory
+       * (layer-diff.c), sized WALK_MAX_DEPTH + 1. */
+      if (S_ISDIR (e.st.st_mode) && e.depth > WALK_MAX_DEPTH)
+        die ("%s: /%s is more than %d directories deep: not supported", what, path,
+             WALK_MAX_DEPTH);
       enum walk_step step = ops->entry (&e, data);
       if (S_ISDIR (e.st.st_mode) && step == WALK_DESCEND)
-        {
-          if (e.depth > WALK_MAX_DEPTH)
-            die ("%s: /%s is more than %d directories deep: not supported", what, path,
-                 WALK_MAX_DEPTH);
-          frame_push (&w, &stack, &depth, &cap, &e); /* takes e.fd */
-        }
+        frame_push (&w, &stack, &depth, &cap, &e); /* takes e.fd */
       else if (e.fd >= 0)
         close (e.fd);
     }

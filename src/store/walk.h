@@ -14,8 +14,9 @@
  *
  * Order: the root first, then each directory's entries in byte order of their names,
  * depth first (a directory before what it holds). An explicit stack, not recursion, holds
- * one open directory and its sorted names per level; trees deeper than WALK_MAX_DEPTH are
- * refused (one line) rather than walked. */
+ * one open directory and its sorted names per level; a directory deeper than
+ * WALK_MAX_DEPTH is refused (one line) before any callback sees it, so callers may keep
+ * WALK_MAX_DEPTH + 1 slots of their own per level. */
 #pragma once
 
 #include "common/beneath.h"

@@ -359,6 +359,21 @@ for _ in range(3000):
 	assert_output ""
 }
 
+# push's diff keeps a slot per level of directory, one more than the walk's limit: a
+# directory one level deeper was handed to it before the walk refused the tree, and it
+# wrote past the slots (AddressSanitizer: heap-buffer-overflow in diff_dir, in the
+# _build-asan run of this suite).
+@test "push: a directory 257 levels deep is refused in one line before the diff sees it; no image is written" {
+	python3 -c 'import os, sys
+os.chdir(sys.argv[1])
+for _ in range(257):
+    os.mkdir("d")
+    os.chdir("d")' "$R/tmp"
+	edr_run push r "oci:$W/lay:t" --quiet
+	assert_edr_error 125 "cannot push 'r'" "/tmp/d/d/" "more than 256 directories deep"
+	[[ ! -e $W/lay/index.json ]] || fail "an image was written: $(cat "$W/lay/index.json")"
+}
+
 @test "publish: an archive in a root in use, swapped with a symlink to a host secret, never puts the secret in DIR" {
 	plant_secret
 	edr export r "$W/e.tar.zst" || fail "export failed"
