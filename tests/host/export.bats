@@ -18,6 +18,15 @@ teardown() { edr_teardown; }
 # listing FILE: the entry names of tarball FILE, in order.
 listing() { tar -tf "$1"; }
 
+# nest DIR N: N directories "d", each inside the last, made below DIR.
+nest() {
+	python3 -c 'import os, sys
+os.chdir(sys.argv[1])
+for _ in range(int(sys.argv[2])):
+    os.mkdir("d")
+    os.chdir("d")' "$1" "$2"
+}
+
 @test "export: two exports of an unchanged root are byte-identical, in every compression" {
 	local c
 	for c in zstd gzip xz none; do
@@ -348,11 +357,7 @@ export_race() {
 }
 
 @test "export: a tree 3000 directories deep is refused in one line; neither FILE nor a temporary file is left" {
-	python3 -c 'import os, sys
-os.chdir(sys.argv[1])
-for _ in range(3000):
-    os.mkdir("d")
-    os.chdir("d")' "$R/tmp"
+	nest "$R/tmp" 3000
 	edr_run export r "$W/e.tar.zst"
 	assert_edr_error 125 "cannot export 'r'" "/tmp/d/d/" "more than 256 directories deep"
 	run ls -A "$W"
@@ -364,11 +369,7 @@ for _ in range(3000):
 # wrote past the slots (AddressSanitizer: heap-buffer-overflow in diff_dir, in the
 # _build-asan run of this suite).
 @test "push: a directory 257 levels deep is refused in one line before the diff sees it; no image is written" {
-	python3 -c 'import os, sys
-os.chdir(sys.argv[1])
-for _ in range(257):
-    os.mkdir("d")
-    os.chdir("d")' "$R/tmp"
+	nest "$R/tmp" 257
 	edr_run push r "oci:$W/lay:t" --quiet
 	assert_edr_error 125 "cannot push 'r'" "/tmp/d/d/" "more than 256 directories deep"
 	[[ ! -e $W/lay/index.json ]] || fail "an image was written: $(cat "$W/lay/index.json")"

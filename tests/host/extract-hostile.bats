@@ -623,6 +623,19 @@ with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as tar:
 PY
 }
 
+# deep_tar FILE N [PYTHON]: an archive of N directories "d", each inside the last, a file
+# "leaf" at the bottom (N + 1 components), then PYTHON's entries (pyta's vocabulary).
+deep_tar() {
+	pyta "$1" "
+p = ''
+for k in range($2):
+    p += 'd/'
+    dir(p)
+reg(p + 'leaf', b'deep')
+${3:-}
+"
+}
+
 @test "hostile: pax path= and linkpath= records that rename a harmless entry never escape" {
 	# The ustar name says "harmless"; the pax record that overrides it says otherwise
 	# (an extractor that checks one and uses the other is the bug).
@@ -693,14 +706,7 @@ reg('${deep}leaf', b'x')
 # The old code took 1,500 levels: create's copy then ran out of fds under the usual
 # `ulimit -n 1024`, and its cleanup too, leaving the half-made root in staging.
 @test "hostile: a tree 1,500 directories deep is refused in one line naming the limit; nothing is left, even under ulimit -n 1024" {
-	pyta "$W/h.tar" "
-p = ''
-for k in range(1500):
-    p += 'd/'
-    dir(p)
-reg(p + 'leaf', b'deep')
-reg('ok', b'fine')
-"
+	deep_tar "$W/h.tar" 1500 "reg('ok', b'fine')"
 	ulimit -n 1024
 	create_hostile dev "$W/h.tar"
 	[[ $OUTCOME == refused ]] || fail "a tree 1,500 levels deep was accepted"
@@ -710,13 +716,7 @@ reg('ok', b'fine')
 }
 
 @test "hostile: a tree 256 directories deep under ulimit -n 1024 creates, exports, makes a root again and is removed" {
-	pyta "$W/h.tar" "
-p = ''
-for k in range(255):
-    p += 'd/'
-    dir(p)
-reg(p + 'leaf', b'deep')
-"
+	deep_tar "$W/h.tar" 255
 	ulimit -n 1024
 	edr_run create deep --from "$W/h.tar"
 	assert_status 0
