@@ -47,7 +47,7 @@ static const struct command_info commands[] = {
   { "create", CMD_CREATE, true,
     "create NAME [--from FILE|URL|IMAGE] [--template T] [--sha256 HEX] [--no-verify]\n"
     "                       [--max-size SIZE] [--index URL] [--cacert FILE] [--quiet]\n"
-    "                       [--platform OS/ARCH] [--insecure-http]",
+    "                       [--platform OS/ARCH] [--insecure-http] [--flat|--overlay]",
     "Unpack a root filesystem into a new devroot NAME.\n"
     "\n"
     "  --from FILE       a tar archive (uncompressed, gzip, bzip2, xz, lzma, zstd, lz4);\n"
@@ -75,6 +75,15 @@ static const struct command_info commands[] = {
     "  --cacert FILE     trust the CA certificates in FILE (default: $CURL_CA_BUNDLE, else\n"
     "                    the system's)\n"
     "  --quiet           no progress output, errors only\n"
+    "  --flat            the root is a directory holding its tree (the default): 'path'\n"
+    "                    shows it, chroot mode and user-namespace mode both enter it; made\n"
+    "                    from the layer store (reflinked where the filesystem can)\n"
+    "  --overlay         the root is an overlay of the image's stored layers and an upper\n"
+    "                    directory of its own: made in milliseconds, shares the layers with\n"
+    "                    every root of the image; entered in user-namespace mode only, and\n"
+    "                    its tree exists only there ('run', 'export'; 'path' refuses it).\n"
+    "                    Default: ENTER_DEVROOT_LAYOUT, else 'layout = flat|overlay' in the\n"
+    "                    config file, else flat\n"
     "\n"
     "Without --from or --template, the embedded default template (busybox) is used.\n"
     "Unpacking never writes outside the new root: '..' components are refused, leading '/'\n"
@@ -303,8 +312,10 @@ cli_print_help (const char *topic)
           "  ENTER_DEVROOT_MAX_DOWNLOAD  bytes a download of unannounced size may reach (64 GiB)\n"
           "  ENTER_DEVROOT_MAX_ROOT_SIZE  bytes a new root may unpack to (64G; see create)\n"
           "  ENTER_DEVROOT_DEBUG  set (not 0): as -v\n"
-          "  ENTER_DEVROOT_LAYOUT  overlay or flat: the roots create makes (default: overlay\n"
-          "                  roots in user-namespace mode where overlayfs allows; see doctor)\n\n"
+          "  ENTER_DEVROOT_LAYOUT  flat or overlay: the roots create makes without --flat or\n"
+          "                  --overlay (default: the config file's layout, else flat)\n"
+          "  ENTER_DEVROOT_KEEP_IDLE  seconds a warm run's namespaces are kept after the last\n"
+          "                  run (default: the config file's keep-idle, else 10; 0: none)\n\n"
           "See '%s help SUBCOMMAND' and enter-devroot(1).\n", PROGRAM_NAME);
   return 0;
 }

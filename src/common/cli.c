@@ -56,6 +56,8 @@ enum option_id
   OPT_EPHEMERAL,
   OPT_JOB_ROOT,
   OPT_SAVE,
+  OPT_FLAT,
+  OPT_OVERLAY,
 };
 
 struct option_info
@@ -103,6 +105,8 @@ static const struct option_info options[] = {
   { "ephemeral", OPT_EPHEMERAL, false, ON (CMD_RUN) },
   { "name", OPT_JOB_ROOT, true, ON (CMD_RUN) },
   { "save", OPT_SAVE, true, ON (CMD_RUN) },
+  { "flat", OPT_FLAT, false, ON (CMD_CREATE) },
+  { "overlay", OPT_OVERLAY, false, ON (CMD_CREATE) },
 };
 
 /* Append S to the NULL-terminated vector *V. */
@@ -205,6 +209,15 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
     case OPT_EPHEMERAL: cli->ephemeral = true; break;
     case OPT_JOB_ROOT: cli->job_root = arg; break;
     case OPT_SAVE: cli->save = arg; break;
+    case OPT_FLAT:
+    case OPT_OVERLAY:
+      {
+        enum root_layout l = id == OPT_FLAT ? ROOT_LAYOUT_FLAT : ROOT_LAYOUT_OVERLAY;
+        if (cli->layout != ROOT_LAYOUT_DEFAULT && cli->layout != l)
+          usage_error (c->name, "--flat and --overlay are mutually exclusive");
+        cli->layout = l;
+        break;
+      }
     default:
       break;
     }

@@ -47,6 +47,7 @@ struct cli
   const char *platform;    /* create --from IMAGE --platform OS/ARCH[/VARIANT] */
   bool insecure_http;      /* create --from docker://... --insecure-http: plain http allowed */
   uint64_t max_size;       /* create --max-size: unpacked bytes allowed; 0 when not given */
+  enum root_layout layout; /* create --flat, --overlay */
   const char *cache_action; /* cache list|clean */
   const char *help_topic;  /* help SUBCOMMAND */
   const char *output;      /* export NAME FILE */

@@ -13,6 +13,14 @@ enum enter_mode
   ENTER_MODE_USERNS, /* user namespace, then chroot */
 };
 
+/* What create makes of a root (create --flat or --overlay; overlay.h decides the default). */
+enum root_layout
+{
+  ROOT_LAYOUT_DEFAULT, /* not said on the command line */
+  ROOT_LAYOUT_FLAT,    /* a directory holding the tree */
+  ROOT_LAYOUT_OVERLAY, /* an overlay of the stored layers, mounted where it is entered */
+};
+
 struct env_opts
 {
   bool clear_env;   /* start from nothing but PATH */

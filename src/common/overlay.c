@@ -52,6 +52,45 @@ static const char *const fixed_strings[][2] = {
   { "redirect_dir", "nofollow" }, { "metacopy", "off" }, { "index", "off" },
 };
 
+/* VALUE as a layout, or die naming SOURCE. */
+static enum root_layout
+layout_parse (const char *value, const char *source)
+{
+  if (strcmp (value, "flat") == 0)
+    return ROOT_LAYOUT_FLAT;
+  if (strcmp (value, "overlay") == 0)
+    return ROOT_LAYOUT_OVERLAY;
+  die ("invalid %s '%s': expected flat or overlay", source, value);
+}
+
+bool
+overlay_layout_wanted (const struct store_paths *p, enum root_layout asked, const char *name)
+{
+  enum root_layout l = asked;
+  const char *why = asked == ROOT_LAYOUT_OVERLAY ? "--overlay" : "--flat";
+  const char *env = getenv ("ENTER_DEVROOT_LAYOUT");
+  if (l == ROOT_LAYOUT_DEFAULT && env != NULL && env[0] != '\0')
+    {
+      l = layout_parse (env, "ENTER_DEVROOT_LAYOUT");
+      why = "ENTER_DEVROOT_LAYOUT";
+    }
+  if (l == ROOT_LAYOUT_DEFAULT)
+    {
+      cleanup_free char *file = NULL;
+      cleanup_free char *v = paths_config_value ("layout", &file);
+      cleanup_free char *source = xasprintf ("%s: layout =", file);
+      l = v != NULL ? layout_parse (v, source) : ROOT_LAYOUT_FLAT;
+      why = v != NULL ? "the config file's layout" : "the default";
+    }
+  verbose ("create: a %s root (%s)", l == ROOT_LAYOUT_OVERLAY ? "overlay" : "flat", why);
+  if (l != ROOT_LAYOUT_OVERLAY)
+    return false;
+  if (!overlay_probe_cached (p))
+    die ("cannot create '%s' as an overlay root (%s): this kernel refuses an unprivileged "
+         "overlayfs mount (see 'enter-devroot doctor'); create it with --flat", name, why);
+  return true;
+}
+
 bool
 overlay_is_root (const struct meta *m)
 {

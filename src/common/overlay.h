@@ -16,10 +16,19 @@
 #include <stdint.h>
 
 #include "common/meta.h"
+#include "common/options.h"
 #include "common/paths.h"
 
 /* overlayfs stacks at most this many lower layers (OVL_MAX_STACK). */
 #define OVERLAY_MAX_LAYERS 500
+
+/* Whether create makes root NAME an overlay root rather than a flat directory: ASKED
+ * (create --overlay or --flat), else ENTER_DEVROOT_LAYOUT, else "layout = " in the config
+ * file, else flat. Flat is the default in every mode: a devroot is a directory the user can
+ * see, and that chroot mode enters. An overlay asked for where an unprivileged overlay does
+ * not mount (overlay_probe_cached) is refused in one line; so is a bad value. */
+bool overlay_layout_wanted (const struct store_paths *p, enum root_layout asked,
+                            const char *name);
 
 /* Whether M describes an overlay root. */
 bool overlay_is_root (const struct meta *m);

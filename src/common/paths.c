@@ -1,6 +1,8 @@
 /* Where devroots, their metadata, staging areas and locks live. */
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "common/paths.h"
@@ -37,6 +39,41 @@ paths_xdg_dir (const char *var, const char *home_subdir)
     die ("cannot find the %s directory: neither %s nor HOME is an absolute path", home_subdir,
          var);
   return dir;
+}
+
+/* The config file is small: its reader in the store helper allows this much. */
+#define CONFIG_MAX_BYTES (64 * 1024)
+
+char *
+paths_config_value (const char *key, char **file)
+{
+  cleanup_free char *dir = paths_xdg_dir ("XDG_CONFIG_HOME", ".config");
+  cleanup_free char *path = xasprintf ("%s/enter-devroot/config", dir);
+  cleanup_free char *text = load_file_at (AT_FDCWD, path, CONFIG_MAX_BYTES, NULL);
+  char *value = NULL;
+  for (char *line = text, *next; line != NULL && *line != '\0'; line = next)
+    {
+      next = strchr (line, '\n');
+      if (next != NULL)
+        *next++ = '\0';
+      line += strspn (line, " \t");
+      if (strncmp (line, key, strlen (key)) != 0)
+        continue;
+      char *v = line + strlen (key);
+      v += strspn (v, " \t");
+      if (*v != '=')
+        continue;
+      v += 1 + strspn (v + 1, " \t");
+      size_t len = strlen (v);
+      while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t' || v[len - 1] == '\r'))
+        len--;
+      v[len] = '\0';
+      free (value);
+      value = xstrdup (v); /* the last one wins, as the store's reader has it */
+    }
+  if (file != NULL)
+    *file = steal_pointer (&path);
+  return value;
 }
 
 void

@@ -13,6 +13,11 @@ const char *paths_home (void);
  * passwd entry. die()s when neither gives an absolute path. */
 char *paths_xdg_dir (const char *var, const char *home_subdir);
 
+/* The user's config file, XDG_CONFIG_HOME/enter-devroot/config (userconfig.h has its
+ * format), and the value of the last "KEY = VALUE" line in it: NULL when there is no file
+ * or no such line. *FILE, unless NULL, receives the file's path (for a message). */
+char *paths_config_value (const char *key, char **file);
+
 /* The store's layout under DATA_HOME/enter-devroot. All strings are owned by the struct. */
 struct store_paths
 {

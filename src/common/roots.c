@@ -28,6 +28,7 @@
 #include "common/inuse.h"
 #include "common/meta.h"
 #include "common/name.h"
+#include "common/overlay.h"
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/slurm-job.h"
@@ -272,6 +273,23 @@ roots_existing_path (const char *name, const char *what)
     die ("cannot %s '%s': no such devroot (see 'enter-devroot list')", what, name);
   store_paths_clear (&p);
   return root;
+}
+
+void
+roots_refuse_overlay_path (const char *name)
+{
+  struct meta m;
+  bool overlay = roots_read_meta (name, &m) && overlay_is_root (&m);
+  meta_clear (&m);
+  if (!overlay)
+    return;
+  struct store_paths p;
+  store_paths_from_env (&p);
+  cleanup_free char *dir = paths_overlay (&p, name);
+  store_paths_clear (&p);
+  die ("path: '%s' is an overlay root, whose tree exists only where it is entered: use "
+       "'enter-devroot run %s -- CMD', 'enter-devroot export %s FILE', or its own changes "
+       "in %s/upper (create --flat makes a root with a path)", name, name, name, dir);
 }
 
 /* die() unless NAME exists and, without FORCE, nothing of the caller's runs inside it

@@ -27,6 +27,9 @@ char **roots_names (void);
 bool roots_read_meta (const char *name, struct meta *m);
 /* The path of an existing devroot; die()s "cannot WHAT 'NAME': no such devroot" otherwise. */
 char *roots_existing_path (const char *name, const char *what);
+/* `path NAME`: die() in one line when NAME is an overlay root, whose directory is an empty
+ * mount point on the host, saying how to reach its files instead. */
+void roots_refuse_overlay_path (const char *name);
 
 /* Delete NAME under DIRFD recursively without following symlinks, making directories
  * writable as it goes (a root may contain read-only directories). -1 with errno. */

@@ -19,21 +19,9 @@
 #include "common/overlay.h"
 #include "common/resolved.h"
 #include "common/root-create.h"
-#include "common/userns.h"
 #include "common/util.h"
 #include "common/verbose.h"
 #include "enter/create.h"
-
-/* Whether create makes overlay roots here, as the helper decides (store_layout_overlay);
- * an invalid ENTER_DEVROOT_LAYOUT is the helper's to refuse. */
-static bool
-layout_overlay (const struct store_paths *p)
-{
-  const char *v = getenv ("ENTER_DEVROOT_LAYOUT");
-  if (v != NULL && v[0] != '\0')
-    return strcmp (v, "overlay") == 0;
-  return !userns_chroot_allowed () && overlay_probe_cached (p);
-}
 
 bool
 create_from_record (const struct cli *cli)
@@ -44,7 +32,7 @@ create_from_record (const struct cli *cli)
   name_check (cli->name);
   struct store_paths p;
   store_paths_from_env (&p);
-  bool overlay = layout_overlay (&p);
+  bool overlay = overlay_layout_wanted (&p, cli->layout, cli->name);
   store_paths_clear (&p);
   struct meta m;
   if (!overlay || !resolved_read (key, &m))

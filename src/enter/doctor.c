@@ -176,13 +176,12 @@ doctor_run (void)
 
   struct store_paths p;
   store_paths_from_env (&p);
-  /* create makes overlay roots where entering's auto mode uses a user namespace and an
-   * unprivileged userxattr overlay mounts (store-create.c: store_layout_overlay). */
+  /* create --overlay needs an unprivileged userxattr overlay mount (overlay.h); throwaway
+   * roots use one wherever it mounts. */
   bool overlay = userns_err == 0 && overlay_probe (&p);
   line ("overlay roots (userxattr)",
-        overlay ? (chroot_err == 0 ? "work (create makes flat roots: mode auto uses chroot)"
-                                   : "work: create shares the image's layers")
-                : "unavailable: create copies the layers into each root");
+        overlay ? "work: create --overlay shares the image's layers; run --ephemeral uses them"
+                : "unavailable: create makes flat roots only (the default)");
   cleanup_free char *reaped = xasprintf ("%d", reap_abandoned_ephemeral (&p));
   store_paths_clear (&p);
   line ("abandoned throwaway roots removed", reaped);

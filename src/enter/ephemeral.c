@@ -48,16 +48,17 @@ random_name (void)
   return strbuf_steal (&sb);
 }
 
-/* `create NAME` and the create options given to run, as the helper parses them. */
+/* `create NAME` and the create options given to run, as the helper parses them; the
+ * layout is throwaway roots' own (OVERLAY: ephemeral_overlay), not create's default. */
 static char **
-create_argv (const struct cli *cli, const char *name)
+create_argv (const struct cli *cli, const char *name, bool overlay)
 {
   const char *pairs[][2] = {
     { "--from", cli->from }, { "--template", cli->template_name },
     { "--sha256", cli->sha256 }, { "--index", cli->index }, { "--cacert", cli->cacert },
     { "--platform", cli->platform },
   };
-  char **argv = xcalloc (4 + 2 * N_ELEMENTS (pairs) + 5, sizeof (char *));
+  char **argv = xcalloc (4 + 2 * N_ELEMENTS (pairs) + 6, sizeof (char *));
   size_t n = 0;
   argv[n++] = xstrdup (PROGRAM_NAME);
   argv[n++] = xstrdup ("create");
@@ -76,6 +77,7 @@ create_argv (const struct cli *cli, const char *name)
     argv[n++] = xstrdup ("--insecure-http");
   if (cli->quiet)
     argv[n++] = xstrdup ("--quiet");
+  argv[n++] = xstrdup (overlay ? "--overlay" : "--flat");
   return argv;
 }
 
@@ -149,11 +151,15 @@ tmpfs_has_user_xattrs (void)
              || (major == TMPFS_USER_XATTR_MAJOR && minor >= TMPFS_USER_XATTR_MINOR));
 }
 
-/* Whether E's root is made by overlay roots' rules here: ENTER_DEVROOT_LAYOUT, else the
- * probe's kept answer (as create decides, store-create.c). */
+/* Whether E's throwaway root is an overlay of the stored layers: nobody looks at it from
+ * the host, so wherever an unprivileged overlay mounts (the probe's kept answer) and the
+ * job is in a user namespace (USERNS), unless ENTER_DEVROOT_LAYOUT says otherwise. Not
+ * create's default, which is flat (overlay_layout_wanted). */
 static bool
-layout_overlay (const struct ephemeral *e)
+ephemeral_overlay (const struct ephemeral *e, bool userns)
 {
+  if (!userns)
+    return false;
   const char *v = getenv ("ENTER_DEVROOT_LAYOUT");
   if (v != NULL && v[0] != '\0')
     return strcmp (v, "overlay") == 0;
@@ -165,7 +171,7 @@ static bool
 ephemeral_direct (const struct cli *cli, struct ephemeral *e)
 {
   cleanup_free char *key = resolved_key (cli);
-  if (key == NULL || !tmpfs_has_user_xattrs () || !layout_overlay (e))
+  if (key == NULL || !tmpfs_has_user_xattrs () || !ephemeral_overlay (e, true))
     return false;
   if (!resolved_read (key, &e->meta))
     {
@@ -246,7 +252,7 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e, bool userns)
       return;
     }
 
-  cleanup_strv char **argv = create_argv (cli, e->name);
+  cleanup_strv char **argv = create_argv (cli, e->name, ephemeral_overlay (e, userns));
   verbose ("run --ephemeral: creating root '%s' through %s", e->name, STORE_HELPER_NAME);
   struct job_end end;
   bool ok = run_store_helper (argv, &end);

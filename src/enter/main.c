@@ -50,6 +50,7 @@ main (int argc, char **argv)
     case CMD_PATH:
       {
         cleanup_free char *root = roots_existing_path (cli.name, "find");
+        roots_refuse_overlay_path (cli.name);
         printf ("%s\n", root);
         break;
       }

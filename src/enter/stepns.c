@@ -157,33 +157,14 @@ stepns_warm_idle (void)
   const char *env = getenv ("ENTER_DEVROOT_KEEP_IDLE");
   if (env != NULL && env[0] != '\0')
     return parse_idle (env, "ENTER_DEVROOT_KEEP_IDLE");
-  /* "keep-idle = SECONDS" in the config file (userconfig.h has the format; the store
-   * reads the other keys and warns about unknown ones). */
-  cleanup_free char *dir = paths_xdg_dir ("XDG_CONFIG_HOME", ".config");
-  cleanup_free char *path = xasprintf ("%s/enter-devroot/config", dir);
-  cleanup_free char *text = load_file_at (AT_FDCWD, path, 64 * 1024, NULL);
-  unsigned idle = WARM_IDLE_DEFAULT;
-  for (char *line = text, *next; line != NULL && *line != '\0'; line = next)
-    {
-      next = strchr (line, '\n');
-      if (next != NULL)
-        *next++ = '\0';
-      line += strspn (line, " \t");
-      if (strncmp (line, "keep-idle", strlen ("keep-idle")) != 0)
-        continue;
-      char *v = line + strlen ("keep-idle");
-      v += strspn (v, " \t");
-      if (*v != '=')
-        continue;
-      v += 1 + strspn (v + 1, " \t");
-      size_t len = strlen (v);
-      while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
-        len--;
-      v[len] = '\0';
-      cleanup_free char *source = xasprintf ("%s: keep-idle =", path);
-      idle = parse_idle (v, source); /* the last one wins, as for the other keys */
-    }
-  return idle;
+  /* "keep-idle = SECONDS" in the config file (the store reads the other keys and warns
+   * about unknown ones). */
+  cleanup_free char *path = NULL;
+  cleanup_free char *v = paths_config_value ("keep-idle", &path);
+  if (v == NULL)
+    return WARM_IDLE_DEFAULT;
+  cleanup_free char *source = xasprintf ("%s: keep-idle =", path);
+  return parse_idle (v, source);
 }
 
 bool

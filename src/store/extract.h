@@ -15,6 +15,9 @@ struct extract_opts
    * none. */
   void (*progress) (uint64_t bytes_read, void *data);
   void *progress_data;
+  /* create (store-create.h): make the root an overlay of the stored layers rather than a
+   * flat copy of them (overlay_layout_wanted decided). The extractor does not read it. */
+  bool overlay;
   /* Start the writeback of each file as soon as it is written (sync_file_range, which
    * waits for nothing): set when an unpacked copy will be cloned from the new root, whose
    * FICLONE then finds the data on disk already (clone.h). */

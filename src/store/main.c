@@ -15,6 +15,7 @@
 #include "common/helper.h"
 #include "common/meta.h"
 #include "common/name.h"
+#include "common/overlay.h"
 #include "common/options.h"
 #include "common/paths.h"
 #include "common/resolved.h"
@@ -148,6 +149,10 @@ create_root (const struct cli *cli)
   struct fetch_opts fo = { .index = cli->index, .cacert = cli->cacert, .quiet = cli->quiet };
   name_check (cli->name); /* before any download, not after */
   uint64_t max_size = max_root_size (cli);
+  struct store_paths p;
+  store_paths_from_env (&p);
+  bool overlay = overlay_layout_wanted (&p, cli->layout, cli->name);
+  store_paths_clear (&p);
   /* A template the configured catalogue does not list may be a built-in one (builtin.h):
    * an image, or the embedded default. */
   const struct builtin_template *builtin = NULL;
@@ -169,7 +174,7 @@ create_root (const struct cli *cli)
       struct oci_opts oo = { .platform = cli->platform, .cacert = cli->cacert,
                              .insecure_http = cli->insecure_http, .quiet = cli->quiet,
                              .hub_mirror = mirror };
-      struct extract_opts xopts = { .max_bytes = max_size };
+      struct extract_opts xopts = { .max_bytes = max_size, .overlay = overlay };
       verbose ("source: the image %s%s", image, builtin != NULL ? " (a built-in template)" : "");
       oci_create (cli->name, image, &oo, &xopts);
       return;
@@ -183,6 +188,9 @@ create_root (const struct cli *cli)
     {
       if (cli->sha256 != NULL || cli->no_verify)
         die ("create: --sha256 and --no-verify do not apply to --from DIR");
+      if (cli->layout == ROOT_LAYOUT_OVERLAY)
+        die ("create: --overlay shares an image's stored layers, and --from DIR has none: "
+             "drop --overlay (the tree is copied into a flat root)");
       struct extract_opts xopts = { .max_bytes = max_size };
       verbose ("source: the directory %s", cli->from);
       create_from_tree (cli->name, cli->from, &xopts);
@@ -214,7 +222,7 @@ create_root (const struct cli *cli)
   struct progress bar;
   progress_begin (&bar, show, label, show ? (uint64_t) st.st_size : 0, 0);
   struct extract_opts xopts = { .max_bytes = max_size, .progress = progress_advance,
-                                .progress_data = &bar };
+                                .progress_data = &bar, .overlay = overlay };
   store_create (cli->name, &src, &xopts);
   progress_end (&bar);
   source_clear (&src);

@@ -46,25 +46,6 @@ check_size (const char *what, uint64_t size, const struct extract_opts *xopts)
          "ENTER_DEVROOT_MAX_ROOT_SIZE)", what, (unsigned long long) xopts->max_bytes);
 }
 
-/* Whether create makes an overlay root (common/overlay.h) rather than a flat one:
- * ENTER_DEVROOT_LAYOUT=overlay or flat says; else where entering's auto mode would use a
- * user namespace (chroot not allowed here) and an unprivileged overlay mounts (probed once
- * per kernel: overlay_probe_cached). */
-bool
-store_layout_overlay (const struct store_paths *p)
-{
-  const char *v = getenv ("ENTER_DEVROOT_LAYOUT");
-  if (v != NULL && v[0] != '\0')
-    {
-      if (strcmp (v, "overlay") == 0)
-        return true;
-      if (strcmp (v, "flat") == 0)
-        return false;
-      die ("invalid ENTER_DEVROOT_LAYOUT '%s': expected flat or overlay", v);
-    }
-  return !userns_chroot_allowed () && overlay_probe_cached (p);
-}
-
 /* create's additions through the overlay mounted on the staging mount point in this
  * process's own namespaces (never the host's), unmounted before the renames: for a root
  * whose paths upper_writable does not follow. */
@@ -152,7 +133,7 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   };
   m.layers[0] = xasprintf ("sha256:%s", hex);
   struct config_take take = { .m = &m, .what = src->description };
-  if (store_layout_overlay (&c.p))
+  if (xopts->overlay)
     creation_commit_overlay (&c, &m, take_image_config, creation_no_image_config, &take);
   else
     {
@@ -194,7 +175,7 @@ store_create_from_layers (const char *name, const char *origin, const char *sha2
   for (size_t i = 0; i < n; i++)
     m.layers[i] = xasprintf ("sha256:%s", hexes[i]);
   /* An overlay needs a layer: an image of none is an empty flat root. */
-  if (n > 0 && store_layout_overlay (&c.p))
+  if (n > 0 && xopts->overlay)
     creation_commit_overlay (&c, &m, finish, creation_workdir_present, data);
   else
     {

@@ -33,7 +33,3 @@ void store_create_layered (const char *name, const char *origin, const char *sha
                            const struct meta_image *image,
                            void (*unpack) (struct extractor *x, int rootfd, void *data), void *data,
                            const struct extract_opts *xopts);
-
-/* Whether create makes an overlay root of the layer store's layers (ENTER_DEVROOT_LAYOUT,
- * else: user-namespace mode here and an unprivileged overlay mounts), or a flat copy. */
-bool store_layout_overlay (const struct store_paths *p);

@@ -10,6 +10,7 @@
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+load ../lib/layout
 
 EDR_TOOL_EXIT=125
 SERVER=$BATS_TEST_DIRNAME/server.py
@@ -110,11 +111,8 @@ fetch_setup() {
 	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
 	unset ENTER_DEVROOT_INDEX CURL_CA_BUNDLE ENTER_DEVROOT_LOW_SPEED_TIME ENTER_DEVROOT_CONNECT_TIMEOUT
 	export ENTER_DEVROOT_DEFAULT_TEMPLATE=$EDR_TEMPLATE
-	# Flat roots, directories the tests read and plant files in on the host; the overlay
-	# layout (what create picks in user-namespace mode) is tests/host/overlay.bats' and
-	# the overlay tests of tests/oci.
-	export ENTER_DEVROOT_LAYOUT=flat
 	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
+	edr_layout_setup
 	# The test's own corner of the web root: http://.../$D/...
 	D=t$BATS_TEST_NUMBER
 	mkdir -p "$WWW/$D"

@@ -11,6 +11,7 @@
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+load ../lib/layout
 
 EDR_MKTAR=${EDR_MKTAR:-$BATS_TEST_DIRNAME/mktar.py}
 EDR_TOOL_EXIT=125 # every failure of enter-devroot itself
@@ -22,11 +23,8 @@ edr_setup() {
 	export HOME=$T/home
 	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
 	export ENTER_DEVROOT_DEFAULT_TEMPLATE=$EDR_TEMPLATE
-	# Flat roots, directories the tests read and plant files in on the host; the overlay
-	# layout (what create picks in user-namespace mode) is tests/host/overlay.bats' and
-	# the overlay tests of tests/oci.
-	export ENTER_DEVROOT_LAYOUT=flat
 	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
+	edr_layout_setup
 	OUT=$T/outside # sentinels that no archive or command may touch
 	W=$T/w         # the test's own scratch files (tarballs, trees)
 	mkdir -p "$W"

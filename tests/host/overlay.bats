@@ -12,7 +12,6 @@ userns_works() { unshare -U true 2>/dev/null; }
 
 setup() {
 	edr_setup
-	unset ENTER_DEVROOT_LAYOUT # create's own choice: overlay roots in user-namespace mode
 	userns_works || skip "unprivileged user namespaces are not available on this host"
 	# The base layer: the default template; a second layer on top, per test.
 	layer base
@@ -259,11 +258,11 @@ sub"
 	assert_nothing_mounted_on_host
 }
 
-@test "overlay: create makes an overlay root of the layer store's layer, shared by a second root" {
-	is_root && skip "as root auto mode enters in chroot, and create makes flat roots"
-	edr_run create a
+@test "overlay: create --overlay makes an overlay root of the layer store's layer, shared by a second root" {
+	is_root && skip "as root auto mode enters in chroot"
+	edr_run create a --overlay
 	assert_status 0
-	edr_run create b
+	edr_run create b --overlay
 	assert_status 0
 	local m
 	m=$(cat "$(store)/meta/b.json")
@@ -283,7 +282,82 @@ sub"
 	assert_nothing_mounted_on_host
 }
 
-@test "overlay: ENTER_DEVROOT_LAYOUT=flat makes a flat root, a bad value is one line" {
+@test "overlay: a root is flat by default, in user-namespace mode too: path lists its /bin, chroot mode could enter it" {
+	edr_run create a
+	assert_status 0
+	[[ $(cat "$(store)/meta/a.json") != *'"layout"'* ]] || fail "not a flat root: $(cat "$(store)/meta/a.json")"
+	edr_run path a
+	assert_status 0
+	[[ -x $output/bin/busybox && -d $output/etc ]] || fail "path shows no tree: $(ls -A "$output")"
+	# A file put there from the host is the one the root sees.
+	echo from-host > "$output/from-host"
+	edr_run run a -- cat /from-host
+	assert_status 0
+	assert_output from-host
+	# The same from a cached image's layers: the second create reads no archive.
+	edr_run create b
+	assert_status 0
+	[[ -x $(root_of b)/bin/busybox ]] || fail "b is not a flat root"
+	assert_nothing_mounted_on_host
+}
+
+@test "overlay: path of an overlay root is refused in one line saying how to reach its files" {
+	is_root && skip "as root auto mode enters in chroot"
+	edr_run create o --overlay
+	assert_status 0
+	edr_run path o
+	assert_edr_error "$EDR_TOOL_EXIT" "'o' is an overlay root" "run o" "export o" "overlays/o/upper"
+	[[ -z $output ]] || fail "path printed a directory: $output"
+}
+
+@test "overlay: 'layout = overlay' in the config file makes overlay roots; --flat wins; a bad value and --flat --overlay are one line" {
+	is_root && skip "as root auto mode enters in chroot"
+	mkdir -p "$XDG_CONFIG_HOME/enter-devroot"
+	echo "layout = overlay" > "$XDG_CONFIG_HOME/enter-devroot/config"
+	edr_run create o
+	assert_status 0
+	[[ $(cat "$(store)/meta/o.json") == *'"layout": "overlay"'* ]] || fail "not an overlay root"
+	edr_run create f --flat
+	assert_status 0
+	[[ $(cat "$(store)/meta/f.json") != *'"layout"'* && -x $(root_of f)/bin/busybox ]] ||
+		fail "--flat did not win over the config file"
+	# The environment wins over the file, as for the other settings.
+	ENTER_DEVROOT_LAYOUT=flat edr_run create e
+	assert_status 0
+	[[ -x $(root_of e)/bin/busybox ]] || fail "ENTER_DEVROOT_LAYOUT did not win over the file"
+	echo "layout = sideways" > "$XDG_CONFIG_HOME/enter-devroot/config"
+	edr_run create g
+	assert_edr_error "$EDR_TOOL_EXIT" "config: layout =" sideways
+	[[ ! -e $(root_of g) && -z $(ls -A "$(store)/staging") ]] || fail "g left something"
+	edr_run create h --flat --overlay
+	assert_edr_error "$EDR_TOOL_EXIT" "--flat and --overlay"
+	edr_run create i --overlay --from "$T"
+	assert_edr_error "$EDR_TOOL_EXIT" "--overlay" "--from DIR"
+	[[ ! -e $(root_of h) && ! -e $(root_of i) ]] || fail "a refused create left a root"
+}
+
+@test "overlay: create --overlay where this kernel refuses an unprivileged overlay is one line naming --flat; nothing made" {
+	is_root && skip "as root auto mode enters in chroot"
+	edr_run create a --overlay # keeps the probe's answer
+	assert_status 0
+	local kept
+	kept=$(cat "$(store)/overlays/.probe")
+	echo "${kept% yes} no" > "$(store)/overlays/.probe"
+	edr_run create b --overlay
+	assert_edr_error "$EDR_TOOL_EXIT" "cannot create 'b' as an overlay root" "--flat"
+	[[ ! -e $(root_of b) && ! -e $(store)/meta/b.json && -z $(ls -A "$(store)/staging") ]] ||
+		fail "b left something"
+	edr_run create c
+	assert_status 0
+	[[ -x $(root_of c)/bin/busybox ]] || fail "the default is not flat where overlays do not mount"
+}
+
+@test "overlay: ENTER_DEVROOT_LAYOUT=overlay makes an overlay root, =flat a flat one, a bad value is one line" {
+	if ! is_root; then
+		ENTER_DEVROOT_LAYOUT=overlay edr_run create o
+		assert_status 0
+		[[ $(cat "$(store)/meta/o.json") == *'"layout": "overlay"'* ]] || fail "not an overlay root"
+	fi
 	ENTER_DEVROOT_LAYOUT=flat edr_run create f
 	assert_status 0
 	[[ $(cat "$(store)/meta/f.json") != *'"layout"'* && -x $(root_of f)/bin/busybox ]] ||
@@ -294,17 +368,15 @@ sub"
 }
 
 @test "overlay: run --ephemeral --from an overlay root leaves no root, overlay or mount" {
-	ENTER_DEVROOT_LAYOUT=overlay edr_run run --ephemeral --from "$EDR_TEMPLATE" -- sh -c 'echo x > /x; cat /x'
+	edr_run run --ephemeral --from "$EDR_TEMPLATE" -- sh -c 'echo x > /x; cat /x'
 	assert_status 0
 	assert_output x
-	[[ -z $(ls -A "$(store)/roots") && -z $(ls -A "$(store)/overlays") && -z $(ls -A "$(store)/staging") ]] ||
-		fail "left: $(ls -R "$(store)/roots" "$(store)/overlays" "$(store)/staging")"
-	assert_nothing_mounted_on_host
+	assert_store_clean
 }
 
-@test "overlay: create keeps the probe's answer per kernel: a kept 'no' makes a flat root, another kernel's is asked again" {
-	is_root && skip "as root auto mode enters in chroot, and create makes flat roots"
-	edr_run create a
+@test "overlay: create --overlay keeps the probe's answer per kernel: a kept 'no' refuses, another kernel's is asked again" {
+	is_root && skip "as root auto mode enters in chroot"
+	edr_run create a --overlay
 	assert_status 0
 	local kept key
 	kept=$(cat "$(store)/overlays/.probe") || fail "create kept no probe answer"
@@ -312,11 +384,10 @@ sub"
 	key=${kept% yes}
 	# The kept answer is what the next create goes by: no probe of its own.
 	echo "$key no" > "$(store)/overlays/.probe"
-	edr_run create b
-	assert_status 0
-	[[ $(cat "$(store)/meta/b.json") != *'"layout"'* ]] || fail "b ignored the kept answer"
+	edr_run create b --overlay
+	assert_edr_error "$EDR_TOOL_EXIT" "cannot create 'b' as an overlay root"
 	echo "0.0.0-another-kernel #1 - - - no" > "$(store)/overlays/.probe"
-	edr_run create c
+	edr_run create c --overlay
 	assert_status 0
 	[[ $(cat "$(store)/meta/c.json") == *'"layout": "overlay"'* ]] || fail "c is not an overlay root"
 	[[ $(cat "$(store)/overlays/.probe") == "$key yes" ]] ||
@@ -325,11 +396,11 @@ sub"
 }
 
 @test "overlay: create writes the account straight into the upper, as overlayfs would, with no namespace or mount" {
-	is_root && skip "as root auto mode enters in chroot, and create makes flat roots"
+	is_root && skip "as root auto mode enters in chroot"
 	command -v strace >/dev/null || skip "strace is not installed"
-	edr_run create a # keeps the probe's answer
+	edr_run create a --overlay # keeps the probe's answer
 	assert_status 0
-	strace -f -qq -e trace=unshare,mount,fsopen,move_mount -o "$T/trace" "$EDR_BIN" create b ||
+	strace -f -qq -e trace=unshare,mount,fsopen,move_mount -o "$T/trace" "$EDR_BIN" create b --overlay ||
 		fail "create b failed"
 	[[ ! -s $T/trace ]] || fail "create made namespaces or mounts: $(cat "$T/trace")"
 	local up=$(store)/overlays/b/upper lower me
@@ -353,14 +424,14 @@ drwxr-xr-x"
 }
 
 @test "overlay: create of an image whose /home is a symlink adds the account through a mount of the overlay" {
-	is_root && skip "as root auto mode enters in chroot, and create makes flat roots"
+	is_root && skip "as root auto mode enters in chroot"
 	mkdir "$T/img"
 	tar -xzf "$EDR_TEMPLATE" -C "$T/img"
 	rm -rf "$T/img/home"
 	mkdir -p "$T/img/var/home"
 	ln -s var/home "$T/img/home"
 	tar -czf "$T/img.tar.gz" -C "$T/img" .
-	edr_run create s --from "$T/img.tar.gz"
+	edr_run create s --overlay --from "$T/img.tar.gz"
 	assert_status 0
 	[[ $(cat "$(store)/meta/s.json") == *'"layout": "overlay"'* ]] || fail "not an overlay root"
 	# A symlinked /home gets no home made in it (the account never follows a symlink).
@@ -396,7 +467,6 @@ assert_store_clean() {
 
 @test "overlay: run --ephemeral of a cached image mounts its layers itself: no store helper, no root, nothing left" {
 	is_root && skip "as root auto mode enters in chroot"
-	export ENTER_DEVROOT_LAYOUT=overlay
 	cp "$EDR_TEMPLATE" "$T/img.tar.gz"
 	edr_run create c --from "$T/img.tar.gz" # caches the layer, and what the source resolved to
 	assert_status 0
@@ -419,7 +489,6 @@ x"
 
 @test "overlay: run --ephemeral of a source changed since its record, or whose layer was cleaned, goes through the helper" {
 	is_root && skip "as root auto mode enters in chroot"
-	export ENTER_DEVROOT_LAYOUT=overlay
 	mkdir "$T/img"
 	tar -xzf "$EDR_TEMPLATE" -C "$T/img"
 	tar -czf "$T/img.tar.gz" -C "$T/img" .
@@ -444,7 +513,6 @@ x"
 
 @test "overlay: run --ephemeral of a cached image whose supervisor is killed leaves nothing" {
 	is_root && skip "as root auto mode enters in chroot"
-	export ENTER_DEVROOT_LAYOUT=overlay
 	edr_run create c --from "$EDR_TEMPLATE"
 	assert_status 0
 	edr_run remove c
@@ -461,7 +529,6 @@ x"
 
 @test "overlay: run --ephemeral --save of a cached image still saves the root" {
 	is_root && skip "as root auto mode enters in chroot"
-	export ENTER_DEVROOT_LAYOUT=overlay
 	edr_run create c --from "$EDR_TEMPLATE"
 	assert_status 0
 	edr_run run --ephemeral --from "$EDR_TEMPLATE" --save "$T/saved.tar.gz" -- sh -c 'echo kept > /kept'
@@ -472,12 +539,12 @@ x"
 }
 
 @test "overlay: list shows each root's own size (its upper) beside the size of the layers it shares" {
-	is_root && skip "as root auto mode enters in chroot, and create makes flat roots"
-	edr_run create a
+	is_root && skip "as root auto mode enters in chroot"
+	edr_run create a --overlay
 	assert_status 0
-	edr_run create b
+	edr_run create b --overlay
 	assert_status 0
-	ENTER_DEVROOT_LAYOUT=flat edr_run create f
+	edr_run create f
 	assert_status 0
 	edr_run run a -- sh -c 'head -c 3145728 /dev/zero > /three-mib'
 	assert_status 0
@@ -504,21 +571,21 @@ f $size_f $layer $size_f"
 }
 
 @test "overlay: create of an image created from before is made by enter-devroot alone, until the source changes" {
-	is_root && skip "as root auto mode enters in chroot, and create makes flat roots"
+	is_root && skip "as root auto mode enters in chroot"
 	mkdir "$T/img"
 	tar -xzf "$EDR_TEMPLATE" -C "$T/img"
 	tar -czf "$T/img.tar.gz" -C "$T/img" .
-	edr_run create a --from "$T/img.tar.gz" # through the helper, which records the source
+	edr_run create a --overlay --from "$T/img.tar.gz" # through the helper, which records the source
 	assert_status 0
 	lone_binary
-	run --separate-stderr "$LONE" create b --from "$T/img.tar.gz"
+	run --separate-stderr "$LONE" create b --overlay --from "$T/img.tar.gz"
 	assert_status 0
 	local ma mb
 	ma=$(sed 's/"name": "a"//; s/"created": "[^"]*"//' "$(store)/meta/a.json")
 	mb=$(sed 's/"name": "b"//; s/"created": "[^"]*"//' "$(store)/meta/b.json")
 	assert_equal "$mb" "$ma"
 	diff -r "$(store)/overlays/a/upper" "$(store)/overlays/b/upper" || fail "the uppers differ"
-	run --separate-stderr "$LONE" create b --from "$T/img.tar.gz"
+	run --separate-stderr "$LONE" create b --overlay --from "$T/img.tar.gz"
 	assert_edr_error "$EDR_TOOL_EXIT" "'b'" "already exists"
 	run --separate-stderr "$LONE" run b -- sh -c 'whoami; pwd'
 	assert_status 0
@@ -527,7 +594,7 @@ f $size_f $layer $size_f"
 	# The source changed: the record no longer stands for it; the helper makes the root.
 	echo new > "$T/img/new-file"
 	tar -czf "$T/img.tar.gz" -C "$T/img" .
-	run --separate-stderr "$LONE" create c --from "$T/img.tar.gz"
+	run --separate-stderr "$LONE" create c --overlay --from "$T/img.tar.gz"
 	assert_edr_error "$EDR_TOOL_EXIT" enter-devroot-store
 	[[ ! -e $(root_of c) && -z $(ls -A "$(store)/staging") ]] || fail "c left something"
 	edr_run create c --from "$T/img.tar.gz"

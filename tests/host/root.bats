@@ -18,10 +18,9 @@ teardown() {
 # as_test_user CMD...: run CMD as the unprivileged test user with its own XDG dirs.
 as_test_user() {
 	local user=${EDR_TEST_USER:-edr-test}
-	# The suite's layout (common.bash: flat, as its tests plant files in roots from the host).
 	setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups --reset-env \
 		env HOME="$suid_dir/home" XDG_DATA_HOME="$suid_dir/home/data" \
-		ENTER_DEVROOT_LAYOUT="${ENTER_DEVROOT_LAYOUT:-flat}" "$@"
+		XDG_CONFIG_HOME="$suid_dir/home/config" "$@"
 }
 
 # privileged_copy MODE: a root-owned copy of the binary with MODE, in a

@@ -22,11 +22,8 @@ oci_setup() {
 	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
 	unset CURL_CA_BUNDLE REGISTRY_AUTH_FILE
 	export ENTER_DEVROOT_DEFAULT_TEMPLATE=$EDR_TEMPLATE
-	# Flat roots, directories the tests read and plant files in on the host; the overlay
-	# layout (what create picks in user-namespace mode) is tests/host/overlay.bats' and
-	# the overlay tests of tests/oci.
-	export ENTER_DEVROOT_LAYOUT=flat
 	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
+	edr_layout_setup
 	OUT=$T/outside # a sentinel no image may touch
 	mkdir -p "$OUT"
 	echo "sentinel" > "$OUT/file"

@@ -11,6 +11,7 @@
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+load ../lib/layout
 # serve_dir, nginx_stop.
 source "$BATS_TEST_DIRNAME/../fetch/nginx.bash"
 
@@ -34,9 +35,8 @@ rootemu_setup_dirs() {
 	T=$BATS_TEST_TMPDIR
 	export HOME=$T/home
 	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
-	# Flat roots: the tests write the repository's sources.list into the root from the host.
-	export ENTER_DEVROOT_LAYOUT=flat
 	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
+	edr_layout_setup
 	umask 022
 	cd "$T" || return
 }

@@ -1,0 +1,22 @@
+# The layout of the roots a test makes, shared by every suite's common.bash.
+#
+# The suites run on the defaults a user gets: nothing is pinned, and create makes flat
+# roots. Where the layout matters, a runner runs the same files a second time with
+# EDR_TEST_LAYOUT=overlay, which each test's config file then says as a user would say it
+# ("layout = overlay" in $XDG_CONFIG_HOME/enter-devroot/config).
+
+# edr_layout_setup: after the test's XDG directories exist.
+edr_layout_setup() {
+	[[ ${EDR_TEST_LAYOUT:-flat} == flat ]] && return 0
+	mkdir -p "$XDG_CONFIG_HOME/enter-devroot"
+	echo "layout = $EDR_TEST_LAYOUT" >> "$XDG_CONFIG_HOME/enter-devroot/config"
+}
+
+# edr_layout: flat or overlay, the layout create gives this test's roots.
+edr_layout() { echo "${EDR_TEST_LAYOUT:-flat}"; }
+
+# flat_only WHY: skip in the overlay pass a test that reads or plants a root's files from
+# the host (an overlay root's tree exists only where it is entered).
+flat_only() {
+	[[ ${EDR_TEST_LAYOUT:-flat} == flat ]] || skip "flat roots only: $1"
+}
