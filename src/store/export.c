@@ -478,6 +478,12 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   struct exporter x = { .name = name };
   name_check (name);
   compress = compress != NULL ? compress : "zstd";
+  /* The output first, as the caller: an overlay root is read in a user namespace of ours
+   * (overlay.h), whose capabilities must not write where the caller could not. */
+  cleanup_atomic_file struct atomic_file out;
+  if (atomic_file_open (&out, AT_FDCWD, file, 0666) < 0)
+    die_with_error ("cannot export '%s': cannot create a temporary file beside %s", name, file);
+  int fd = out.fd;
   cleanup_free char *root = NULL;
   struct meta m;
   cleanup_fd int lockfd __attribute__((unused)) = export_lock_root (name, "export", &root, &m,
@@ -491,11 +497,6 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   cleanup_fd int rootfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rootfd < 0)
     die_with_error ("cannot export '%s': cannot open %s", name, root);
-
-  cleanup_atomic_file struct atomic_file out;
-  if (atomic_file_open (&out, AT_FDCWD, file, 0666) < 0)
-    die_with_error ("cannot export '%s': cannot create a temporary file beside %s", name, file);
-  int fd = out.fd;
 
   x.a = archive_write_new ();
   x.entry = archive_entry_new ();

@@ -269,10 +269,13 @@ assert_no_roots() {
 	assert_no_roots
 }
 
-# abandon_ephemeral_root: a run --ephemeral killed with SIGKILL once its root exists.
+# abandon_ephemeral_root: a run --ephemeral killed with SIGKILL once its root exists. Its
+# source is one no create recorded: a cached image's throwaway root has no directory on
+# the host at all (overlay.bats), this one is made by the store helper.
 abandon_ephemeral_root() {
 	"$EDR_BIN" remove r
-	"$EDR_BIN" run --ephemeral -- sleep 60 &
+	cp "$EDR_TEMPLATE" "$W/unrecorded.tar.gz"
+	"$EDR_BIN" run --ephemeral --from "$W/unrecorded.tar.gz" -- sleep 60 &
 	JOB=$!
 	local i
 	for i in $(seq 100); do [[ -n $(ls -A "$(store)/roots") ]] && break; sleep 0.1; done
