@@ -31,8 +31,12 @@ uint64_t inuse_start_time (pid_t pid);
  * "PID START_TIME RUNS GENERATION". A keeper counts when its process still runs with that
  * start time and is the caller's. */
 #define KEEPER_WARM_INFIX "@warm-"
+/* An overlay root's holder (stepns.h) is one of them: NAME@warm-root.ns. */
+#define KEEPER_ROOT "root"
 /* How many live keepers NAME has; the first MAX PIDs go to PIDS. */
 size_t inuse_keepers (const char *locks, const char *name, pid_t *pids, size_t max);
 /* SIGKILL every keeper of NAME (its PID namespace, and anything left in it, dies with it),
  * wait until each is gone, and remove their state files: `remove` leaves no process. */
 void inuse_stop_keepers (const char *locks, const char *name);
+/* The live keeper of overlay root NAME's one mount, or 0. */
+pid_t inuse_root_holder (const char *locks, const char *name);

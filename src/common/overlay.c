@@ -21,6 +21,7 @@
  * 40 layers under a typical home; fsconfig's "lowerdir+" (6.8+) takes one layer per call,
  * up to overlayfs's own limit: it is tried first. */
 #include <errno.h>
+#include <linux/magic.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -322,11 +324,31 @@ overlay_store_namespaces (const char *name)
   made = true;
 }
 
+/* Whether PATH is an overlayfs mount: the root holder's, when enter-devroot joined its
+ * namespaces before executing the helper. */
+static bool
+is_overlay_mount (const char *path)
+{
+  struct statfs sf;
+  return statfs (path, &sf) == 0 && sf.f_type == OVERLAYFS_SUPER_MAGIC;
+}
+
 void
 overlay_store_mount (const struct store_paths *p, const char *name, const struct meta *m)
 {
   if (!overlay_is_root (m))
     return;
+  cleanup_free char *root = paths_root (p, name);
+  if (is_overlay_mount (root))
+    {
+      /* The holder's one mount (enter_join_overlay_holder). A user namespace of our own
+       * inside its (the exec dropped the capabilities): a directory of mode 000 in the
+       * root stays readable, as in the root's own root. */
+      verbose ("root '%s': reading its holder's overlay mount", name);
+      if (userns_enter_identity () < 0)
+        die_with_error ("cannot open root '%s': cannot make a user namespace", name);
+      return;
+    }
   overlay_store_namespaces (name);
   /* A throwaway root's job mounted it volatile, whose mark refuses any later mount until
    * it is cleared: run --save's export mounts it the same way. */

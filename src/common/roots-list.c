@@ -174,8 +174,10 @@ roots_list (bool json)
     {
       pid_t pids[64];
       size_t k = inuse_keepers (p.locks, names[i], pids, N_ELEMENTS (pids));
+      pid_t holder = inuse_root_holder (p.locks, names[i]);
       for (size_t j = 0; j < k && j < N_ELEMENTS (pids); j++)
-        strbuf_appendf (&out, "kept: %s: namespaces of warm runs, process %ld\n", names[i],
+        strbuf_appendf (&out, "kept: %s: %s, process %ld\n", names[i],
+                        pids[j] == holder ? "its overlay mount" : "namespaces of warm runs",
                         (long) pids[j]);
     }
   if (json)

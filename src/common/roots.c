@@ -303,11 +303,18 @@ check_removable (const struct store_paths *p, const char *name, bool force)
   if (lstat (root, &st) < 0)
     die ("cannot remove '%s': no such devroot", name);
   /* A warm run's keeper is not a process inside (remove stops it); an overlay root's
-   * has the root mounted, which the check would otherwise count. */
-  pid_t keepers[16];
-  size_t n_keepers = inuse_keepers (p->locks, name, keepers, N_ELEMENTS (keepers));
-  if (n_keepers > N_ELEMENTS (keepers))
-    n_keepers = N_ELEMENTS (keepers);
+   * has the root mounted, which the check would otherwise count, and so has its holder
+   * outside (its parent), made in the namespaces of the root's holder. */
+  pid_t keepers[32];
+  size_t n_keepers = inuse_keepers (p->locks, name, keepers, N_ELEMENTS (keepers) / 2);
+  if (n_keepers > N_ELEMENTS (keepers) / 2)
+    n_keepers = N_ELEMENTS (keepers) / 2;
+  for (size_t i = 0, n = n_keepers; i < n; i++)
+    {
+      pid_t parent = inuse_parent_of (keepers[i]);
+      if (parent > 1)
+        keepers[n_keepers++] = parent;
+    }
   pid_t pid = force ? 0 : inuse_find_besides (root, keepers, n_keepers);
   if (pid != 0)
     {

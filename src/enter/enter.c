@@ -67,6 +67,7 @@
 #endif
 
 #include "common/account.h"
+#include "common/name.h"
 #include "common/overlay.h"
 #include "common/paths.h"
 #include "common/roots.h"
@@ -136,6 +137,8 @@ struct userns_view
   const struct meta *overlay;  /* an overlay root's metadata (overlay.h), else NULL */
   const char *scratch;         /* run --ephemeral of a cached image: where the job mounts its
                                 * tmpfs (mount_ephemeral_root), else NULL */
+  bool in_base;                /* made in the overlay root's holder's namespaces (stepns.h):
+                                * the maps are written and the overlay is mounted there */
 };
 
 __attribute__((noreturn)) static void
@@ -349,12 +352,10 @@ mount_ephemeral_root (const struct userns_view *v)
   close (fd);
 }
 
-/* In the new namespaces, the working directory the root: the identity maps, private mounts,
- * an overlay root's overlay, /dev, /proc, the host files and every --bind. */
+/* The identity maps and private mounts of new user and mount namespaces. */
 static void
-build_userns_view (void *arg)
+make_userns_private (const struct userns_view *v)
 {
-  const struct userns_view *v = arg;
   if (userns_write_identity_maps (v->uid, v->gid) < 0)
     die_userns_unavailable (v, errno);
   verbose ("uid map %ld %ld 1, gid map %ld %ld 1", (long) v->uid, (long) v->uid,
@@ -364,9 +365,33 @@ build_userns_view (void *arg)
   verbose ("mount / private, recursively (nothing propagates back to the host)");
   if (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
     die_with_error ("cannot enter root '%s': cannot make the mounts private", v->name);
+}
+
+/* The working directory the root's directory at V->root (joining namespaces made it the
+ * mount namespace's root): there, an overlay root's mount. */
+static void
+chdir_root (const struct userns_view *v)
+{
+  int fd = open (v->root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || fchdir (fd) < 0)
+    die_with_error ("cannot enter root '%s': cannot change directory to %s", v->name, v->root);
+  close (fd);
+}
+
+/* In the new namespaces, the working directory the root: the identity maps, private mounts,
+ * an overlay root's overlay (in its holder's namespaces, already there), /dev, /proc, the
+ * host files and every --bind. */
+static void
+build_userns_view (void *arg)
+{
+  const struct userns_view *v = arg;
+  if (v->in_base)
+    chdir_root (v);
+  else
+    make_userns_private (v);
   if (v->scratch != NULL)
     mount_ephemeral_root (v);
-  else if (v->overlay != NULL)
+  else if (v->overlay != NULL && !v->in_base)
     mount_overlay_root (v);
   bind_check_all (v->name, v->binds, v->n_binds);
   mount_dev (v->name, v->term);
@@ -376,13 +401,23 @@ build_userns_view (void *arg)
   bind_mount_all (v->name, v->binds, v->n_binds);
 }
 
+/* An overlay root's holder (stepns_root_init): new user and mount namespaces holding the
+ * root's one overlay mount, which every run, warm keeper and export of it starts from. */
+static void
+build_overlay_holder (void *arg)
+{
+  const struct userns_view *v = arg;
+  make_userns_private (v);
+  mount_overlay_root (v);
+}
+
 /* In namespaces made or joined, the working directory the root: chroot, drop the
  * capabilities, fork the command and wait for it as PID 1 does (pidns.c). In joined
  * namespaces this process is outside the PID namespace, so the command is not killed
  * with it: the parent-death signal does that. */
 __attribute__((noreturn)) static void
 chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined,
-                 bool report_stops, bool sweep)
+                 bool report_stops)
 {
   verbose ("chroot into root '%s'", name);
   if (chroot (".") < 0)
@@ -407,20 +442,24 @@ chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined,
       supervise_restore_signals ();
       run_command (name, opts);
     }
-  pidns_init (command, STATUS_FD, report_stops, sweep);
+  pidns_init (command, STATUS_FD, report_stops, false);
 }
 
 /* userns mode: the child is PID 1 of new user, mount and PID namespaces; it builds the
- * root's view, chroots, and forks the command (step 8). Or, in a Slurm step whose tasks
- * share namespaces (STEP not NULL), it joins the keeper's, chroots into the root again
- * (joining made the mount namespace's root ours), and forks the command there. A warm run
- * (STEP->idle) joins in this process, so that the child is born in the keeper's PID
- * namespace: the command's PID 1 in all but number, a child subreaper that kills what the
- * command leaves (the keeper's namespace outlives it). Joining costs this process nothing
- * it uses: it has no privilege on the host to lose, and reads nothing of the root.
+ * root's view, chroots, and forks the command (step 8). An overlay root's job is made in
+ * its holder's user and mount namespaces (BASE not NULL: this process joins them, so that
+ * the child's new mount namespace is a copy of the one with the root's overlay). A warm run
+ * (STEP->idle) joins its keeper's user and mount namespaces the same way, where the view
+ * is built already: its child is PID 1 of a PID namespace of its own there, with a /proc
+ * of its own, so that nothing the command starts outlives it (setsid or double fork
+ * included), while the keeper outlives the job. Joining costs this process nothing it
+ * uses: it has no privilege on the host to lose, and reads nothing of the root. In a Slurm
+ * step whose tasks share namespaces (STEP, not warm) the child joins the keeper's user,
+ * mount and PID namespaces, chroots into the root again (joining made the mount
+ * namespace's root ours), and forks the command there: the tasks see each other.
  * *STATUS_READ receives the end of the pipe the command's wait status comes through. */
 static pid_t
-start_userns_job (struct userns_view *view, const struct stepns *step, const char *root,
+start_userns_job (struct userns_view *view, const struct stepns *step, const struct stepns *base,
                   int *status_read)
 {
   const char *name = view->name;
@@ -428,18 +467,20 @@ start_userns_job (struct userns_view *view, const struct stepns *step, const cha
   if (pipe2 (status_pipe, O_CLOEXEC) < 0)
     die_with_error ("cannot enter root '%s': pipe", name);
   fflush (NULL);
-  /* clone as fork does (no stack: the child runs on a copy of ours), as bubblewrap does. */
-  int flags = step != NULL ? 0 : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID;
   bool warm = step != NULL && step->idle > 0;
-  if (warm)
+  const struct stepns *joined = warm ? step : step == NULL ? base : NULL;
+  /* clone as fork does (no stack: the child runs on a copy of ours), as bubblewrap does. */
+  int flags = joined != NULL ? CLONE_NEWNS | CLONE_NEWPID
+              : step != NULL ? 0 : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID;
+  if (joined != NULL)
     {
 #if defined(__SANITIZE_ADDRESS__)
-      /* LeakSanitizer's check at exit stops the world with a tracer task cloned into the
-       * PID namespace we are about to join for our children, from where it cannot trace us:
-       * the check would spin forever. Check now; the exit check is then skipped. */
+      /* LeakSanitizer's check at exit stops the world with a tracer task, which in the
+       * namespaces we are about to join could not trace us: the check would spin forever.
+       * Check now; the exit check is then skipped. */
       __lsan_do_leak_check ();
 #endif
-      stepns_join (step, name);
+      stepns_join_view (joined, name);
     }
   pid_t pid = (pid_t) syscall (SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
   if (pid < 0)
@@ -453,27 +494,90 @@ start_userns_job (struct userns_view *view, const struct stepns *step, const cha
 
   if (step != NULL && !warm)
     stepns_join (step, name);
-  verbose (warm ? "in the kept user, mount and PID namespaces (a child subreaper, not PID 1)"
-          : step != NULL ? "joined the Slurm step's user, mount and PID namespaces"
-                         : "new user, mount and PID namespaces (this process is their PID 1)");
+  verbose (warm ? "in the kept user and mount namespaces, new mount and PID namespaces (this "
+                  "process is their PID 1)"
+           : joined != NULL ? "in the overlay root's holder's user and mount namespaces, new "
+                              "mount and PID namespaces (this process is their PID 1)"
+           : step != NULL ? "joined the Slurm step's user, mount and PID namespaces"
+                          : "new user, mount and PID namespaces (this process is their PID 1)");
   if (dup2 (status_pipe[1], STATUS_FD) < 0)
     die_with_error ("cannot enter root '%s': dup2", name);
   become_job_child (STATUS_FD + 1);
-  if (step == NULL)
+  if (warm)
+    {
+      chdir_root (view);
+      pidns_mount_proc (name); /* this job's PID namespace, over the keeper's */
+    }
+  else if (step == NULL)
     {
       terminal_take (view->term);
       build_userns_view (view);
     }
   else
+    chdir_root (view);
+  chroot_and_wait (name, view->opts, step != NULL && !warm,
+                   step == NULL && view->term->fd >= 0);
+}
+
+/* An overlay root's one mount: its holder (stepns_root_init) found or started, and VIEW made
+ * in its namespaces from now on. False where none can be shared or recorded (no pidfds, a
+ * full disk): the job then mounts the overlay itself, as the only one. */
+static bool
+hold_overlay_root (struct userns_view *view, struct stepns *base)
+{
+  bool ok = stepns_root_init (view->name, stepns_warm_idle (), base)
+            && stepns_enter (base, view->name, build_overlay_holder, view);
+  if (base->setup_failed)
+    exit (EXIT_TOOL_FAILURE); /* its keeper said why, as the job's PID 1 would have */
+  if (!ok)
     {
-      int fd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0 || fchdir (fd) < 0)
-        die_with_error ("cannot enter root '%s': cannot change directory to %s", name, root);
-      close (fd);
+      stepns_leave (base);
+      return false;
     }
-  if (warm)
-    supervise_become_subreaper (); /* in the keeper's PID namespace, where the orphans are */
-  chroot_and_wait (name, view->opts, step != NULL, step == NULL && view->term->fd >= 0, warm);
+  verbose ("overlay root: its one mount, held by process %ld (%s)", (long) base->keeper,
+           base->state_path);
+  view->in_base = true;
+  return true;
+}
+
+void
+enter_join_overlay_holder (const char *name)
+{
+  static struct meta m; /* the view's overlay, until the exec: not a local, as for root */
+  if (name == NULL || !name_is_valid (name) || !roots_read_meta (name, &m) || !overlay_is_root (&m))
+    return;
+  cleanup_free char *v = read_first_line (SYSCTL_MAX_USER_NAMESPACES);
+  if (v != NULL && strcmp (v, "0") == 0)
+    return; /* the helper says why it cannot open the root */
+  struct store_paths p;
+  store_paths_from_env (&p);
+  static char *root;
+  root = paths_root (&p, name);
+  store_paths_clear (&p);
+  static struct enter_opts opts = { .mode = ENTER_MODE_USERNS };
+  struct terminal term = { .fd = -1 };
+  static struct userns_view view;
+  view = (struct userns_view) { .name = name, .opts = &opts, .uid = getuid (), .gid = getgid (),
+                                .term = &term, .root = root, .overlay = &m };
+  supervise_block_signals ();
+  struct stepns base;
+  bool based = hold_overlay_root (&view, &base);
+  supervise_restore_signals ();
+  if (!based)
+    return;
+  /* Joining the mount namespace moves the working directory to its root: the helper's
+   * relative paths (export's FILE) are the caller's. */
+  cleanup_fd int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  stepns_join_view (&base, name);
+  if (cwd < 0 || fchdir (cwd) < 0)
+    die_with_error ("cannot open root '%s': cannot keep the working directory", name);
+  /* The helper holds the root holder's hold lock until it exits (flock: one lock per open
+   * file, whatever holds a copy of it), so that its mount outlives the export. */
+  int flags = fcntl (base.hold_fd, F_GETFD);
+  if (flags < 0 || fcntl (base.hold_fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+    die_with_error ("cannot open root '%s': cannot keep %s", name, base.hold_path);
+  close (base.keeper_fd);
+  close (base.state_fd);
 }
 
 void
@@ -568,9 +672,15 @@ enter_devroot (const struct cli *cli)
   struct warm_view warm = { .name = view.name, .root = root, .root_st = &root_st,
                             .opts = view.opts, .binds = view.binds, .n_binds = view.n_binds,
                             .overlay = view.overlay };
+  /* Every job, keeper and export of an overlay root sees one mount of it (two overlayfs
+   * mounts of one upper corrupt each other): its holder's. A throwaway root has one user. */
+  struct stepns base;
+  bool based = overlay && may_share && !cli->ephemeral && hold_overlay_root (&view, &base);
   if (may_share && stepns_from_env (name, &step))
     {
       term.fd = -1; /* a Slurm step's tasks: the keeper's view is not one task's terminal */
+      step.base_fd = based ? base.keeper_fd : -1;
+      step.base_hold_fd = based ? base.hold_fd : -1;
       shared = stepns_enter (&step, name, build_userns_view, &view);
       if (!shared)
         stepns_leave (&step);
@@ -584,6 +694,8 @@ enter_devroot (const struct cli *cli)
            && (idle = stepns_warm_idle ()) > 0 && warm_key (&warm, &key)
            && stepns_warm_init (name, key, idle, &step))
     {
+      step.base_fd = based ? base.keeper_fd : -1;
+      step.base_hold_fd = based ? base.hold_fd : -1;
       shared = stepns_enter (&step, name, build_userns_view, &view);
       if (shared)
         verbose ("warm run: joining the namespaces kept by process %ld (%s)",
@@ -596,7 +708,8 @@ enter_devroot (const struct cli *cli)
     }
   pid_t job = mode == ENTER_MODE_CHROOT
                 ? start_chroot_job (name, opts)
-                : start_userns_job (&view, shared ? &step : NULL, root, &status_read);
+                : start_userns_job (&view, shared ? &step : NULL, based ? &base : NULL,
+                                    &status_read);
   /* The supervisor is not inside the root (remove's in-use check looks at working
    * directories too). */
   if (chdir ("/") < 0)
@@ -615,6 +728,8 @@ enter_devroot (const struct cli *cli)
   terminal_restore (&term);
   if (shared)
     stepns_leave (&step);
+  if (based)
+    stepns_leave (&base);
   /* A failed --save is run's own failure when the command's was none. */
   bool save_failed = cli->ephemeral && ephemeral_remove (&eph, &end) < 0;
   bind_free (binds, n_binds);

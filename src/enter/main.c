@@ -28,12 +28,15 @@ main (int argc, char **argv)
         break;
       cli_clear (&cli);
       exec_store_helper (argv);
+    case CMD_EXPORT:
+    case CMD_PUSH:
+      enter_join_overlay_holder (cli.name);
+      cli_clear (&cli);
+      exec_store_helper (argv);
     case CMD_TEMPLATES:
     case CMD_FETCH:
     case CMD_CACHE:
-    case CMD_EXPORT:
     case CMD_PUBLISH:
-    case CMD_PUSH:
     case CMD_GITLAB:
     case CMD_GITHUB_HOOK:
       cli_clear (&cli);

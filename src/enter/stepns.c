@@ -59,9 +59,12 @@
 #define KEEPER_DEATH_WAIT_MS 10000
 /* The holder's pause before trying again when a task holds the state lock. */
 #define HOLDER_RETRY_US 20000
-/* The fds the holder keeps while it sets the keeper up. */
+/* The fds the holder keeps while it sets the keeper up; the root holder's, where the keeper
+ * is made in its namespaces (the hold fd for the holder's whole life). */
 #define HOLDER_PID_FD 3
 #define KEEPER_READY_FD 4
+#define BASE_FD 5
+#define BASE_HOLD_FD 6
 /* How often a warm keeper looks for orphans of killed runs to kill. */
 #define KEEPER_TICK_MS 1000
 /* A warm keeper's idle time unless configured (ENTER_DEVROOT_KEEP_IDLE, keep-idle), and
@@ -95,7 +98,8 @@ pidfds_work (void)
 }
 
 /* Take an exclusive (or shared) lock on PATH's file, opening it again if the path was
- * removed or replaced in between; the fd is returned. */
+ * removed or replaced in between; the fd is returned, or -1 with errno when it cannot be
+ * opened (made, on a full disk). */
 static int
 lock_path (const char *path, int operation)
 {
@@ -103,7 +107,7 @@ lock_path (const char *path, int operation)
     {
       int fd = open (path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0)
-        die_with_error ("cannot open %s", path);
+        return -1;
       step_file_lock (fd, operation, path);
       struct stat a, b;
       if (fstat (fd, &a) == 0 && stat (path, &b) == 0 && a.st_dev == b.st_dev
@@ -126,7 +130,8 @@ bool
 stepns_from_env (const char *root_name, struct stepns *ns)
 {
   struct step_share s;
-  *ns = (struct stepns) { .state_fd = -1, .hold_fd = -1, .keeper_fd = -1 };
+  *ns = (struct stepns) { .state_fd = -1, .hold_fd = -1, .keeper_fd = -1, .base_fd = -1,
+                          .base_hold_fd = -1 };
   if (getenv ("ENTER_DEVROOT_STEP_PRIVATE") != NULL || !pidfds_work ()
       || !step_share_from_env (&s, NULL))
     return false;
@@ -167,10 +172,12 @@ stepns_warm_idle (void)
   return parse_idle (v, source);
 }
 
-bool
-stepns_warm_init (const char *root_name, uint64_t key, unsigned idle, struct stepns *ns)
+/* NS for the keeper whose state is locks/ROOT_NAME@warm-WHAT.ns, kept IDLE seconds. */
+static bool
+kept_init (const char *root_name, const char *what, unsigned idle, struct stepns *ns)
 {
-  *ns = (struct stepns) { .state_fd = -1, .hold_fd = -1, .keeper_fd = -1, .idle = idle };
+  *ns = (struct stepns) { .state_fd = -1, .hold_fd = -1, .keeper_fd = -1, .idle = idle,
+                          .base_fd = -1, .base_hold_fd = -1 };
   if (!pidfds_work ())
     return false;
   struct store_paths p;
@@ -179,11 +186,26 @@ stepns_warm_init (const char *root_name, uint64_t key, unsigned idle, struct ste
   bool ok = stat (p.locks, &st) == 0 && S_ISDIR (st.st_mode) && st.st_uid == getuid ();
   if (ok)
     {
-      ns->state_path = xasprintf ("%s/%s" KEEPER_WARM_INFIX "%016" PRIx64 ".ns", p.locks,
-                                  root_name, key);
+      ns->state_path = xasprintf ("%s/%s" KEEPER_WARM_INFIX "%s.ns", p.locks, root_name, what);
       ns->hold_path = xasprintf ("%shold", ns->state_path);
     }
   store_paths_clear (&p);
+  return ok;
+}
+
+bool
+stepns_warm_init (const char *root_name, uint64_t key, unsigned idle, struct stepns *ns)
+{
+  char hex[17];
+  snprintf (hex, sizeof hex, "%016" PRIx64, key);
+  return kept_init (root_name, hex, idle, ns);
+}
+
+bool
+stepns_root_init (const char *root_name, unsigned idle, struct stepns *ns)
+{
+  bool ok = kept_init (root_name, KEEPER_ROOT, idle, ns);
+  ns->bare = true;
   return ok;
 }
 
@@ -217,8 +239,9 @@ state_read (const struct stepns *ns, struct state *st)
 
 /* Written in place, padded to a fixed size with spaces (which the reading skips), never
  * truncated: on ext4, truncating a file to zero and writing it again makes the next close
- * flush its data (auto_da_alloc), which costs a warm run a millisecond. */
-static void
+ * flush its data (auto_da_alloc), which costs a warm run a millisecond. Only a new file's
+ * first write needs space: -1 with errno when there is none. */
+static int
 state_write (const struct stepns *ns, const struct state *st)
 {
   char buf[STEP_STATE_MAX];
@@ -228,8 +251,12 @@ state_write (const struct stepns *ns, const struct state *st)
     die ("%s: state too long", ns->state_path);
   memset (buf + n, ' ', sizeof buf - 1 - (size_t) n);
   buf[sizeof buf - 1] = '\n';
-  if (pwrite (ns->state_fd, buf, sizeof buf, 0) != (ssize_t) sizeof buf)
-    die_with_error ("cannot write %s", ns->state_path);
+  ssize_t w = pwrite (ns->state_fd, buf, sizeof buf, 0);
+  if (w == (ssize_t) sizeof buf)
+    return 0;
+  if (w >= 0)
+    errno = ENOSPC;
+  return -1;
 }
 
 /* The keeper recorded in the state, if it still runs: a pidfd of it is kept. */
@@ -383,13 +410,20 @@ holder_wait_idle (const struct stepns *ns, pid_t keeper, int hold, int state)
 __attribute__((noreturn)) static void
 holder (const struct stepns *ns, const char *name, stepns_setup_fn setup, void *arg)
 {
-  close_fds_from (KEEPER_READY_FD + 1);
-  pid_t keeper = (pid_t) syscall (SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | SIGCHLD,
-                                  NULL, NULL, NULL, NULL);
+  bool based = ns->base_fd >= 0;
+  close_fds_from (based ? BASE_HOLD_FD + 1 : KEEPER_READY_FD + 1);
+  /* Made in an overlay root's holder's user and mount namespaces: its mount namespace a
+   * copy of the one where the root's overlay is mounted, the same overlay. */
+  if (based && setns (BASE_FD, CLONE_NEWUSER | CLONE_NEWNS) < 0)
+    _exit (EXIT_TOOL_FAILURE);
+  if (based)
+    close (BASE_FD);
+  int flags = (based ? 0 : CLONE_NEWUSER) | CLONE_NEWNS | CLONE_NEWPID;
+  pid_t keeper = (pid_t) syscall (SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
   if (keeper < 0)
     {
       /* A warm run then makes its own, and says why if that fails too. */
-      if (ns->idle == 0)
+      if (ns->idle == 0 && !ns->bare)
         warn ("root '%s': cannot make the namespaces the step's tasks share: %s", name,
               strerror (errno));
       _exit (EXIT_TOOL_FAILURE);
@@ -397,12 +431,14 @@ holder (const struct stepns *ns, const char *name, stepns_setup_fn setup, void *
   if (keeper == 0)
     {
       close (HOLDER_PID_FD);
+      if (based)
+        close (BASE_HOLD_FD);
       if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         _exit (EXIT_TOOL_FAILURE);
       setup (arg);
       /* The namespace's own procfs, where a warm keeper finds the orphans it kills. */
-      int proc = ns->idle > 0 ? open ("proc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                              : -1;
+      int proc = ns->idle > 0 && !ns->bare
+                   ? open ("proc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
       if (chdir ("/") < 0) /* nothing of the keeper's keeps the root in use */
         _exit (EXIT_TOOL_FAILURE);
       pidns_drop_capabilities (name);
@@ -465,11 +501,15 @@ start_keeper (struct stepns *ns, struct state *st, const char *name, stepns_setu
     die_with_error ("cannot enter root '%s': fork", name);
   if (h == 0)
     {
-      /* Out of the way first: either pipe end may be 3 or 4 already. */
-      int pid_w = fcntl (pid_pipe[1], F_DUPFD, KEEPER_READY_FD + 1);
-      int ready_w = fcntl (ready_pipe[1], F_DUPFD, KEEPER_READY_FD + 1);
+      /* Out of the way first: any of them may be 3 to 6 already. */
+      int pid_w = fcntl (pid_pipe[1], F_DUPFD, BASE_HOLD_FD + 1);
+      int ready_w = fcntl (ready_pipe[1], F_DUPFD, BASE_HOLD_FD + 1);
+      int base = ns->base_fd >= 0 ? fcntl (ns->base_fd, F_DUPFD, BASE_HOLD_FD + 1) : -1;
+      int base_hold = ns->base_fd >= 0 ? fcntl (ns->base_hold_fd, F_DUPFD, BASE_HOLD_FD + 1) : -1;
       if (pid_w < 0 || ready_w < 0 || dup2 (pid_w, HOLDER_PID_FD) < 0
-          || dup2 (ready_w, KEEPER_READY_FD) < 0)
+          || dup2 (ready_w, KEEPER_READY_FD) < 0
+          || (ns->base_fd >= 0 && (base < 0 || base_hold < 0 || dup2 (base, BASE_FD) < 0
+                                   || dup2 (base_hold, BASE_HOLD_FD) < 0)))
         _exit (EXIT_TOOL_FAILURE);
       holder (ns, name, setup, arg);
     }
@@ -481,7 +521,7 @@ start_keeper (struct stepns *ns, struct state *st, const char *name, stepns_setu
             && read (ready_pipe[0], &ready, 1) == 1 && ready == 'k';
   close (pid_pipe[0]);
   close (ready_pipe[0]);
-  if (!ok && ns->idle > 0)
+  if (!ok && (ns->idle > 0 || ns->bare))
     {
       /* A keeper that died setting up said why; a clone that failed is told by the run's
        * own attempt. The holder exits by itself; reaped by supervise() later. */
@@ -497,7 +537,7 @@ start_keeper (struct stepns *ns, struct state *st, const char *name, stepns_setu
     }
   uint64_t started = inuse_start_time (keeper);
   ns->keeper_fd = sys_pidfd_open (keeper);
-  if ((started == 0 || ns->keeper_fd < 0) && ns->idle > 0)
+  if ((started == 0 || ns->keeper_fd < 0) && (ns->idle > 0 || ns->bare))
     return false;
   if (started == 0 || ns->keeper_fd < 0)
     {
@@ -511,23 +551,57 @@ start_keeper (struct stepns *ns, struct state *st, const char *name, stepns_setu
   return true;
 }
 
+static void keeper_kill (struct stepns *ns);
+
+/* The namespaces cannot be recorded for others to find (PATH cannot be made or written:
+ * a full disk, most likely): false, and the run makes its own, which needs nothing
+ * written (a user freeing space runs that way). */
+static bool
+unrecorded (const struct stepns *ns, const char *name, const char *path)
+{
+  int errsv = errno;
+  if (ns->idle > 0 || ns->bare)
+    verbose ("cannot record kept namespaces in %s: %s: this run makes its own", path,
+             strerror (errsv));
+  else
+    warn ("root '%s': cannot record the namespaces the step's tasks share in %s: %s: this "
+          "task makes its own", name, path, strerror (errsv));
+  return false;
+}
+
 bool
 stepns_enter (struct stepns *ns, const char *name, stepns_setup_fn setup, void *arg)
 {
   ns->state_fd = lock_path (ns->state_path, LOCK_EX);
+  if (ns->state_fd < 0)
+    return unrecorded (ns, name, ns->state_path);
   /* The state's path cannot go while we hold its lock, so neither can the hold file's. */
   ns->hold_fd = open (ns->hold_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (ns->hold_fd < 0)
-    die_with_error ("cannot open %s", ns->hold_path);
+    {
+      unrecorded (ns, name, ns->hold_path);
+      flock (ns->state_fd, LOCK_UN);
+      return false;
+    }
   step_file_lock (ns->hold_fd, LOCK_SH, ns->hold_path);
   struct state st;
   state_read (ns, &st);
-  bool ok = keeper_alive (ns, &st) || start_keeper (ns, &st, name, setup, arg);
+  bool alive = keeper_alive (ns, &st);
+  bool ok = alive || start_keeper (ns, &st, name, setup, arg);
   if (ok)
     {
       st.tasks++;
       st.generation++;
-      state_write (ns, &st);
+      if (state_write (ns, &st) < 0)
+        {
+          /* Nobody could find a keeper we did not record, and its holder ends it. */
+          unrecorded (ns, name, ns->state_path);
+          if (!alive)
+            keeper_kill (ns);
+          close (ns->keeper_fd);
+          ns->keeper_fd = -1;
+          ok = false;
+        }
     }
   flock (ns->state_fd, LOCK_UN);
   if (!ok)
@@ -536,6 +610,14 @@ stepns_enter (struct stepns *ns, const char *name, stepns_setup_fn setup, void *
       ns->hold_fd = -1;
     }
   return ok;
+}
+
+void
+stepns_join_view (const struct stepns *ns, const char *name)
+{
+  if (setns (ns->keeper_fd, CLONE_NEWUSER | CLONE_NEWNS) < 0)
+    die_with_error ("cannot enter root '%s': cannot join the namespaces of %s", name,
+                    ns->bare ? "its overlay's holder" : "its warm runs");
 }
 
 void
@@ -563,8 +645,11 @@ keeper_kill (struct stepns *ns)
 void
 stepns_leave (struct stepns *ns)
 {
-  if (ns->hold_fd >= 0 && ns->idle > 0)
-    close (ns->hold_fd); /* a warm keeper outlives its runs: its holder ends it once idle */
+  /* A warm keeper outlives its runs: its holder ends it once idle. So does a root holder's
+   * holder, once no run and no keeper made in its namespaces holds its lock (a run leaving
+   * cannot know of those). */
+  if (ns->hold_fd >= 0 && (ns->idle > 0 || ns->bare))
+    close (ns->hold_fd);
   else if (ns->hold_fd >= 0)
     {
       step_file_lock (ns->state_fd, LOCK_EX, ns->state_path);
@@ -574,7 +659,7 @@ stepns_leave (struct stepns *ns)
       if (st.pid == ns->keeper && st.tasks > 1)
         {
           st.tasks--;
-          state_write (ns, &st);
+          (void) state_write (ns, &st); /* in place: needs no space */
         }
       else if (st.pid == ns->keeper)
         {

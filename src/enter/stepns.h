@@ -19,6 +19,11 @@ struct stepns
   int keeper_fd;    /* a pidfd of it */
   unsigned idle;    /* warm runs: seconds the keeper stays once no run is in; 0: a step's */
   bool setup_failed; /* warm: the keeper died building the view (it said why) */
+  bool bare;        /* a root holder's (stepns_root_init): no procfs, no orphans to kill */
+  int base_fd;      /* a pidfd of a root holder's keeper whose user and mount namespaces the
+                     * keeper is made in (an overlay root's one mount), else -1 */
+  int base_hold_fd; /* that holder's hold fd, kept by this keeper's holder: the root
+                     * holder outlives every keeper made in its namespaces */
 };
 
 /* Builds the namespaces' view of the root in the keeper, a child of a clone() into new
@@ -41,6 +46,12 @@ unsigned stepns_warm_idle (void);
  * the caller's (the run then makes namespaces of its own). */
 bool stepns_warm_init (const char *root_name, uint64_t key, unsigned idle, struct stepns *ns);
 
+/* An overlay root's holder (stepns.c): the one user and mount namespace where ROOT_NAME's
+ * overlay is mounted, which every run, warm keeper and export of the root starts from, so
+ * that one overlayfs ever has its upper. Kept IDLE seconds once unused (0: until the last
+ * user leaves). False as stepns_warm_init. */
+bool stepns_root_init (const char *root_name, unsigned idle, struct stepns *ns);
+
 /* Join the step's namespaces on this node, starting their keeper if no task did yet. The
  * working directory must be the root; signals blocked (supervise_block_signals). False,
  * with one warning line, when they cannot be shared: the task then makes its own. */
@@ -49,6 +60,10 @@ bool stepns_enter (struct stepns *ns, const char *name, stepns_setup_fn setup, v
 /* In the job's child, before anything else: enter the keeper's namespaces (the root and
  * working directory become the mount namespace's: the caller chroots again). */
 void stepns_join (const struct stepns *ns, const char *name);
+
+/* Enter the keeper's user and mount namespaces only (a warm run, whose job then makes a
+ * mount and PID namespace of its own there; a root holder's users). */
+void stepns_join_view (const struct stepns *ns, const char *name);
 
 /* Leave, once the task's command is gone; the last task to leave kills the keeper, and with
  * it whatever the step's tasks left running in the PID namespace, and waits for that. */

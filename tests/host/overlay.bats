@@ -250,6 +250,92 @@ sub"
 	assert_nothing_mounted_on_host
 }
 
+# dev_of_root NAME ARGS...: the device number of / as a run of NAME with ARGS sees it: one
+# overlayfs mount (a superblock) has one, a second mount of the same upper another.
+dev_of_root() {
+	local name=$1
+	shift
+	"$EDR_BIN" run --mode userns "$name" "$@" -- stat -c %d / </dev/null
+}
+
+@test "overlay: every run of a root sees one mount of it: plain, --root, --bind, cold, warm, at once or in turn" {
+	overlay_root a "$BASE"
+	export ENTER_DEVROOT_KEEP_IDLE=300
+	mkdir -p "$W/b"
+	local plain root bind cold
+	plain=$(dev_of_root a) || fail "plain run failed"
+	root=$(dev_of_root a --root) || fail "--root run failed"
+	bind=$(dev_of_root a --bind "$W/b:/mnt") || fail "--bind run failed"
+	cold=$(ENTER_DEVROOT_KEEP_IDLE=0 dev_of_root a) || fail "cold run failed"
+	# An interactive enter (a cold run of its own) beside a warm job that holds it.
+	"$EDR_BIN" run --mode userns a -- sleep 30 </dev/null &
+	local bg=$! enter
+	enter=$(echo 'stat -c %d /' | "$EDR_BIN" enter --mode userns a) || fail "enter failed"
+	kill "$bg"
+	wait "$bg" || true
+	[[ -n $plain && $plain == "$root" && $plain == "$bind" && $plain == "$cold" && $plain == "$enter" ]] ||
+		fail "runs saw different mounts: plain $plain, --root $root, --bind $bind, cold $cold, enter $enter"
+	"$EDR_BIN" list | grep -q "^kept: a: its overlay mount, process [0-9]*$" ||
+		fail "list shows no holder of the mount: $("$EDR_BIN" list)"
+	"$EDR_BIN" remove --force a
+}
+
+@test "overlay: what --root installs, the next plain run finds at once (within the keep-idle window)" {
+	overlay_root a "$BASE"
+	export ENTER_DEVROOT_KEEP_IDLE=300
+	# The plain view (kept: its first run makes the mount points, the second keys on them)
+	# looks the program up, and lists its directory, before it exists.
+	edr_run run a -- true
+	assert_status 0
+	edr_run run a -- sh -c 'ls /bin >/dev/null; command -v pkg || ls /bin/pkg'
+	assert_status 1
+	edr_run run a --root -- sh -c 'printf "#!/bin/sh\necho pkg-ok\n" > /bin/pkg && chmod 755 /bin/pkg &&
+		mkdir -p /var/lib/dpkg/info && echo /bin/pkg > /var/lib/dpkg/info/pkg.list'
+	assert_status 0
+	edr_run run a -- pkg
+	assert_status 0
+	assert_output pkg-ok
+	edr_run run a -- sh -c 'ls /bin | grep -x pkg && cat /var/lib/dpkg/info/pkg.list'
+	assert_status 0
+	assert_output $'pkg\n/bin/pkg'
+	"$EDR_BIN" remove --force a
+}
+
+@test "overlay: a job's writes to the layers' files stay whole while an export, --root and --bind runs start beside it" {
+	mkdir -p "$BASE_TREE/data/many"
+	local i
+	for i in $(seq 40); do echo "lower $i" > "$BASE_TREE/data/many/f$i"; done
+	overlay_root a "$BASE"
+	export ENTER_DEVROOT_KEEP_IDLE=300
+	mkdir -p "$W/sync"
+	# The job starts, then waits for the others before it copies each lower file up.
+	"$EDR_BIN" run --mode userns a --bind "$W/sync:/sync" -- sh -c 'touch /sync/started
+		while [ ! -e /sync/go ]; do sleep 0.05; done
+		n=0; for f in /data/many/f*; do echo mine >> "$f" && n=$((n + 1)); done; echo "$n"' \
+		</dev/null > "$W/job.out" 2> "$W/job.err" &
+	local job=$!
+	for i in $(seq 200); do [[ -e $W/sync/started ]] && break; sleep 0.05; done
+	[[ -e $W/sync/started ]] || fail "the job did not start: $(cat "$W/job.err")"
+	edr_run export a "$W/a.tar" --compress none --quiet
+	assert_status 0
+	edr_run run a --root -- sh -c 'echo root >> /data/sub/f'
+	assert_status 0
+	edr_run run a --bind "$T:/mnt" -- true
+	assert_status 0
+	touch "$W/sync/go"
+	wait "$job" || fail "the job failed: $(cat "$W/job.out" "$W/job.err")"
+	[[ $(cat "$W/job.out") == 40 && ! -s $W/job.err ]] ||
+		fail "writes of the job failed: $(cat "$W/job.out" "$W/job.err")"
+	edr_run run a -- sh -c 'cat /data/many/f7; cat /data/sub/f'
+	assert_status 0
+	assert_output $'lower 7\nmine\nlower\nroot'
+	"$EDR_BIN" remove --force a
+	# dmesg, where this user may read it, has no overlayfs warning of two mounts of one upper.
+	if dmesg >/dev/null 2>&1; then
+		! dmesg | grep -F -- "$T" | grep -q "in-use as upperdir" || fail "overlayfs: $(dmesg | grep -F -- "$T")"
+	fi
+}
+
 @test "overlay: doctor says that overlay roots work here, and leaves no probe behind" {
 	edr_run doctor
 	assert_status 0

@@ -2,8 +2,10 @@
 # Warm runs in userns mode (src/enter/stepns.c, issue 28): `run` keeps the namespaces it made
 # (the keeper) for ENTER_DEVROOT_KEEP_IDLE seconds and the next run of the same view joins
 # them. What they must keep: a run joins only the view it asked for, its command's processes
-# die with it, no keeper outlives its idle time or `remove`, and `list` shows what is kept.
-# Two users never share: root.bats (it needs a second user).
+# die with it (each run has a PID namespace and /proc of its own in the kept user and mount
+# namespaces), no keeper outlives its idle time or `remove`, and `list` shows what is kept.
+# Two users never share: root.bats (it needs a second user). tests/host/run runs this file
+# on both layouts (tests/lib/layout.bash).
 
 load common
 
@@ -37,19 +39,29 @@ keepers() {
 	"$EDR_BIN" list | sed -n "s/^kept: $1: namespaces of warm runs, process \([0-9]*\)\$/\1/p"
 }
 
-# pidns PID: the PID namespace of host process PID.
-pidns() { readlink "/proc/$1/ns/pid"; }
+# holder NAME: the PID `list` says holds overlay root NAME's mount, if any.
+holder() {
+	"$EDR_BIN" list | sed -n "s/^kept: $1: its overlay mount, process \([0-9]*\)\$/\1/p"
+}
 
-# ns_of_run ARGS...: the PID namespace a `run ARGS -- ...` command is in.
-ns_of_run() { "$EDR_BIN" run --mode userns "$@" -- readlink /proc/self/ns/pid </dev/null; }
+# userns PID: the user namespace of host process PID.
+userns() { readlink "/proc/$1/ns/user"; }
 
-# in_ns_of PID COMM: the caller's processes named COMM in host process PID's PID namespace
-# (other tests of this user may run their own sleeps).
+# VIEW_ID: what names the view a command runs in, from inside: its user namespace (a
+# keeper's, or a cold run's own) and the device of its /dev (the tmpfs the view's maker
+# mounted: an overlay root's keepers share the user namespace of the root's holder).
+VIEW_ID='echo "$(readlink /proc/self/ns/user) $(stat -c %d /dev)"'
+
+# ns_of_run ARGS...: the view a `run ARGS -- ...` command is in.
+ns_of_run() { "$EDR_BIN" run --mode userns "$@" -- sh -c "$VIEW_ID" </dev/null; }
+
+# in_ns_of PID COMM: the caller's processes named COMM in host process PID's user
+# namespace (other tests of this user may run their own sleeps).
 in_ns_of() {
 	local ns p
-	ns=$(pidns "$1") || return 0
+	ns=$(userns "$1") || return 0
 	for p in $(pgrep -u "$(id -u)" -x "$2"); do
-		[[ $(pidns "$p" 2>/dev/null) == "$ns" ]] && echo "$p"
+		[[ $(userns "$p" 2>/dev/null) == "$ns" ]] && echo "$p"
 	done
 	return 0
 }
@@ -73,13 +85,14 @@ gone() {
 }
 
 @test "warm: an overlay root's runs join a keeper too (its mount points are in the upper and the layers)" {
-	ENTER_DEVROOT_LAYOUT=overlay "$EDR_BIN" create r2 --from "$EDR_TEMPLATE" --quiet ||
-		skip "no overlay roots here"
+	"$EDR_BIN" create r2 --overlay --from "$EDR_TEMPLATE" --quiet || skip "no overlay roots here"
 	prime r2
 	first=$(ns_of_run r2)
 	mapfile -t k < <(keepers r2)
-	[[ ${#k[@]} -eq 1 ]] || fail "expected one keeper of the overlay root in list, got: ${k[*]}"
-	assert_equal "$(pidns "${k[0]}")" "$first"
+	[[ ${#k[@]} -eq 1 ]] || fail "expected one keeper of the overlay root's runs in list, got: ${k[*]}"
+	"$EDR_BIN" list | grep -q "^kept: r2: its overlay mount, process [0-9]*$" ||
+		fail "list does not show the root's holder: $("$EDR_BIN" list)"
+	assert_equal "$(userns "${k[0]}")" "${first%% *}"
 	assert_equal "$(ns_of_run r2)" "$first"
 	# Deleted inside (a whiteout over the layer's file) and made again: a new view, not the kept one.
 	ENTER_DEVROOT_KEEP_IDLE=0 "$EDR_BIN" run --mode userns --no-host-dns r2 -- rm /etc/hosts </dev/null
@@ -91,22 +104,27 @@ gone() {
 	first=$(ns_of_run r)
 	mapfile -t k < <(keepers r)
 	[[ ${#k[@]} -eq 1 ]] || fail "expected one keeper in list, got: ${k[*]}"
-	# The keeper holds the first run's PID namespace...
-	assert_equal "$(pidns "${k[0]}")" "$first"
+	# The keeper holds the first run's view...
+	[[ $(userns "${k[0]}") == "${first%% *}" ]] || fail "the keeper is not in the run's user namespace"
 	# ...the second run's command is in it, and no new keeper was made.
 	assert_equal "$(ns_of_run r)" "$first"
 	assert_equal "$(keepers r)" "${k[0]}"
-	# It sees what a run promises: its own /proc (the keeper as PID 1), /dev, the DNS files.
-	edr_run run --mode userns r -- sh -c 'cat /proc/1/comm; test -c /dev/null && test -c /dev/urandom &&
+	# It sees what a run promises: a /proc of its own, in a PID namespace of its own (our
+	# init its PID 1, the command 2, nothing of another run), /dev, the DNS files.
+	edr_run run --mode userns r -- sh -c 'cat /proc/1/comm; echo $$; set -- /proc/[0-9]*; echo $#;
+		test -c /dev/null && test -c /dev/urandom &&
 		test -d /dev/pts && cmp -s /etc/resolv.conf /etc/resolv.conf && echo dev-ok;
 		grep -c . /etc/hosts >/dev/null && echo dns-ok'
 	assert_status 0
-	assert_equal "$output" $'enter-devroot\ndev-ok\ndns-ok'
-	# -v says so.
+	assert_equal "$output" $'enter-devroot\n2\n2\ndev-ok\ndns-ok'
+	[[ $(readlink "/proc/${k[0]}/ns/pid") != "$("$EDR_BIN" run --mode userns r -- readlink /proc/self/ns/pid </dev/null)" ]] ||
+		fail "a warm run's command is in the keeper's PID namespace"
+	# -v says so; the one mount a warm run makes is its /proc.
 	edr_run -v run --mode userns r -- true
 	assert_status 0
 	[[ $stderr == *"warm run: joining the namespaces kept by process ${k[0]} "* ]] || fail "$(last_run)"
-	[[ $stderr != *": mount "* ]] || fail "a warm run mounted: $(last_run)"
+	[[ $(grep -c ": mount " <<<"$stderr") -le 1 && ( $stderr != *": mount "* || $stderr == *": mount proc -> "* ) ]] ||
+		fail "a warm run mounted more than its /proc: $(last_run)"
 	# The exit statuses are a cold run's.
 	edr_run run --mode userns r -- sh -c 'exit 7'
 	assert_status 7
@@ -144,7 +162,11 @@ gone() {
 	ns_of_run r >/dev/null
 	sleep 1.5 # 2.5 s after the first run, 1.5 s after the second
 	assert_equal "$(keepers r)" "$k"
+	h=$(holder r)
+	[[ -n $h || $(edr_layout) == flat ]] || fail "no holder of the overlay root's mount"
 	gone "$k" || fail "keeper $k still runs 10 s after the last run with a 2 s idle time"
+	# An overlay root's holder outlives the keepers made in its namespaces, then idles too.
+	[[ -z $h ]] || gone "$h" || fail "the root's holder $h still runs 10 s after the keeper"
 	assert_equal "$(keepers r)" ""
 	run ls "$(store)/locks"
 	refute_output --partial "@warm-"
@@ -181,7 +203,8 @@ gone() {
 }
 
 @test "warm: runs with other binds, --root or --no-host-dns never join; the same ones do" {
-	mkdir -p "$W/a" "$W/b" "$(root_of r)/mnt"
+	mkdir -p "$W/a" "$W/b"
+	ENTER_DEVROOT_KEEP_IDLE=0 "$EDR_BIN" run --mode userns r -- mkdir -p /mnt </dev/null
 	plain=$(ns_of_run r)
 	a=$(ns_of_run r --bind "$W/a:/mnt")
 	b=$(ns_of_run r --bind "$W/b:/mnt")
@@ -198,11 +221,12 @@ gone() {
 	assert_output only-b
 	# Another directory under the root's path (the old one's keeper still running, its view
 	# that of the old directory) is another view.
+	[[ $(edr_layout) == flat ]] || return 0 # an overlay root's directory is its mount point
 	mv "$(root_of r)" "$W/old-r"
 	cp -a "$W/old-r" "$(root_of r)"
 	touch "$(root_of r)/new-one"
 	prime r
-	edr_run run --mode userns r -- sh -c 'readlink /proc/self/ns/pid; ls /new-one'
+	edr_run run --mode userns r -- sh -c "$VIEW_ID; ls /new-one"
 	assert_status 0
 	[[ ${lines[0]} != "$plain" ]] || fail "a new directory joined the old one's keeper"
 }
@@ -210,12 +234,14 @@ gone() {
 @test "warm: what a run's command leaves running dies with it, even with the run killed" {
 	ns_of_run r >/dev/null
 	k=$(keepers r)
-	# Daemonised (setsid, double fork) and left behind at exit: killed by the run's init.
+	# Daemonised (setsid, double fork) and left behind at exit: gone with the run's PID
+	# namespace.
 	edr_run run --mode userns r -- sh -c 'setsid sh -c "sleep 300 &" ; sleep 300 &'
 	assert_status 0
 	count() { in_ns_of "$k" sleep | wc -l; }
 	assert_equal "$(count)" 0
-	# The run killed with SIGKILL: its init dies with it; the keeper kills the orphans.
+	# The run killed with SIGKILL: its init (PID 1 of the run's namespace) dies with it,
+	# and so does everything in the namespace.
 	"$EDR_BIN" run --mode userns r -- sh -c 'setsid sh -c "sleep 300 &"; sleep 300' </dev/null &
 	bg=$!
 	for i in $(seq 100); do [[ $(count) -ge 2 ]] && break; sleep 0.1; done
@@ -226,23 +252,41 @@ gone() {
 	assert_equal "$(keepers r)" "$k"
 }
 
-@test "warm: a keeper recorded for a process that is not it is never joined" {
+@test "warm: a cancelled run ends whole: what ignored SIGTERM, called setsid or double-forked is gone when it returns" {
 	ns_of_run r >/dev/null
 	k=$(keepers r)
-	state=$(ls "$(store)"/locks/r@warm-*.ns)
+	[[ -n $k ]] || fail "no keeper"
+	count() { pgrep -u "$(id -u)" -f "^sleep 37[78]\$" | wc -l; }
+	local job='trap "" TERM; (setsid sh -c "trap \"\" TERM; exec sleep 377" &); exec sleep 377'
+	run timeout -s TERM 3 "$EDR_BIN" run --mode userns r -- sh -c "$job" </dev/null
+	assert_status 124
+	assert_equal "$(count)" 0
+	# --timeout the same, and the keeper outlives the job.
+	edr_run run --mode userns --timeout 2 r -- sh -c "${job//377/378}"
+	assert_status 124
+	assert_equal "$(count)" 0
+	assert_equal "$(keepers r)" "$k"
+}
+
+@test "warm: a keeper recorded for a process that is not it is never joined" {
+	first=$(ns_of_run r)
+	k=$(keepers r)
+	state=$(ls "$(store)"/locks/r@warm-*.ns | grep -v '@warm-root\.ns$')
 	# The state names our own shell (alive, ours, but another start time than recorded).
 	sed -i "s/^$k /$$ /" "$state"
 	assert_equal "$(keepers r)" ""
 	n=$(ns_of_run r)
-	[[ $n != "$(pidns "$k")" && $n != "$(pidns $$)" ]] || fail "joined a process not the keeper"
+	[[ $n != "$first" && ${n%% *} != "$(userns $$)" ]] || fail "joined a process not the keeper"
+	[[ -n $(keepers r) && $(keepers r) != "$k" ]] || fail "no new keeper: $(keepers r)"
 }
 
 @test "warm: a file the view mounts on, deleted or replaced on the host since, makes a new view" {
 	[[ -f /etc/resolv.conf ]] || skip "the host has no /etc/resolv.conf"
+	flat_only "it replaces the root's files from the host"
 	first=$(ns_of_run r)
 	# Deleted on the host: in the keeper's mount namespace the bind on it went with it.
 	rm -f "$(root_of r)/etc/resolv.conf"
-	edr_run run --mode userns r -- sh -c 'readlink /proc/self/ns/pid; grep . /etc/resolv.conf'
+	edr_run run --mode userns r -- sh -c "$VIEW_ID; grep . /etc/resolv.conf"
 	assert_status 0
 	[[ ${lines[0]} != "$first" ]] || fail "joined a view whose /etc/resolv.conf is gone"
 	assert_equal "$(printf '%s\n' "${lines[@]:1}")" "$(grep . /etc/resolv.conf)"
@@ -254,13 +298,14 @@ gone() {
 	assert_equal "$(ns_of_run r --bind "$W/a:/mnt/a")" "$a"
 	rm -rf "$(root_of r)/mnt/a"
 	mkdir "$(root_of r)/mnt/a"
-	edr_run run --mode userns r --bind "$W/a:/mnt/a" -- sh -c 'readlink /proc/self/ns/pid; ls /mnt/a'
+	edr_run run --mode userns r --bind "$W/a:/mnt/a" -- sh -c "$VIEW_ID; ls /mnt/a"
 	assert_status 0
 	[[ ${lines[0]} != "$a" ]] || fail "joined a view whose bind destination was replaced"
 	assert_equal "${lines[1]}" mark
 }
 
 @test "warm: a mount point beyond a symlink in the root is no identity: every run makes its own view" {
+	flat_only "it replaces the root's etc from the host"
 	# What a run keys on is looked up beneath the root through no symlink: the root is the
 	# job's to change, and a symlink on the way leads wherever it likes (here, to a
 	# directory of the host, whose resolv.conf would be the identity of the root's).
