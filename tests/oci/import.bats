@@ -143,7 +143,7 @@ config_image() {
 @test "overlay roots: whiteouts and opaque directories across 3 layers seen through the overlay" {
 	unshare -U true 2>/dev/null || skip "unprivileged user namespaces are not available on this host"
 	whiteout_image "$T/img" >/dev/null
-	ENTER_DEVROOT_LAYOUT=overlay edr_run create w --from "oci:$T/img:w" --quiet
+	edr_run create w --overlay --from "oci:$T/img:w" --quiet
 	assert_status 0
 	grep -q '"layout": "overlay"' "$XDG_DATA_HOME/enter-devroot/meta/w.json"
 	edr_run run w -- sh -c 'for f in /data/keep /data/gone /opq/new /flip/again /file2dir/x; do cat $f; echo; done
@@ -157,14 +157,14 @@ again
 x
 new"
 	# The same tree as a flat root of the image, through export (layers, whiteouts applied).
-	ENTER_DEVROOT_LAYOUT=flat edr create f --from "oci:$T/img:w" --quiet
+	edr create f --flat --from "oci:$T/img:w" --quiet
 	edr run f -- true # entering w made the mount point of the host's resolv.conf: f's too
 	edr export w "$T/w.tar" --compress none
 	edr export f "$T/f.tar" --compress none
 	[[ $(tar -tvf "$T/w.tar" | awk '{print $1, $6}' | sort) == "$(tar -tvf "$T/f.tar" | awk '{print $1, $6}' | sort)" ]] ||
 		fail "the overlay root's tree differs from the flat root's: $(diff <(tar -tf "$T/w.tar" | sort) <(tar -tf "$T/f.tar" | sort))"
 	# A second root of the image shares its layers: nothing of w's in it.
-	ENTER_DEVROOT_LAYOUT=overlay edr create w2 --from "oci:$T/img:w" --quiet
+	edr create w2 --overlay --from "oci:$T/img:w" --quiet
 	edr run w -- sh -c 'echo w > /data/keep'
 	edr_run run w2 -- cat /data/keep
 	assert_output keep
@@ -174,7 +174,6 @@ new"
 @test "overlay roots: run --ephemeral of a cached image mounts its layers itself, with the image's Env, WorkingDir and whiteouts" {
 	unshare -U true 2>/dev/null || skip "unprivileged user namespaces are not available on this host"
 	[[ $(id -u) -ne 0 ]] || skip "as root auto mode enters in chroot"
-	export ENTER_DEVROOT_LAYOUT=overlay
 	config_image "$T/cfg" >/dev/null
 	whiteout_image "$T/img" >/dev/null
 	edr create c --from "oci:$T/cfg:c" --quiet # what the sources resolved to is recorded

@@ -72,7 +72,7 @@ xattr_of() { python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], sys.argv
 # the new layer and the config uploaded, the base's layers mounted, skopeo and umoci read
 # it, and another store creates the same tree back from it.
 push_tailored_inside() {
-	ENTER_DEVROOT_LAYOUT=$1 edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	edr create r --$1 --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	grep -q "\"layout\": \"overlay\"" "$XDG_DATA_HOME/enter-devroot/meta/r.json" ||
 		[[ $1 == flat ]] || fail "not an overlay root"
 	tailor_inside r
@@ -143,7 +143,7 @@ same_tailored_tree() {
 }
 
 @test "push: a directory of an overlay root's upper that its owner cannot read (mode 000, made inside) is pushed whole" {
-	ENTER_DEVROOT_LAYOUT=overlay edr create r --from "oci:$S/lay:base" --quiet
+	edr create r --overlay --from "oci:$S/lay:base" --quiet
 	edr run r --root -- sh -c 'mkdir /srv/locked && echo x > /srv/locked/f && chmod 000 /srv/locked'
 	[[ ! -r $(upper_of r)/srv/locked ]] || fail "the directory is readable on the host"
 	edr_run push r "oci:$T/out:x" --quiet
@@ -159,7 +159,7 @@ same_tailored_tree() {
 # overlay_root_beside_secret: an overlay root r of the base, and $T/host/secret, which no
 # push may read. Prints r's upper directory.
 overlay_root_beside_secret() {
-	ENTER_DEVROOT_LAYOUT=overlay edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	edr create r --overlay --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	mkdir -p "$T/host"
 	echo "host secret" > "$T/host/secret"
 	upper_of r
@@ -317,7 +317,7 @@ print(m["layers"][-1]["digest"][7:])' "$T/top")
 # unchanged_twice LAYOUT REPO: a root of LAYOUT made from the base and entered, pushed twice
 # (REPO:1, REPO:2): the same digest, and an empty new layer. Prints the digest.
 unchanged_twice() {
-	ENTER_DEVROOT_LAYOUT=$1 edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	edr create r --$1 --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	edr run r -- true # entering: the DNS copies, nothing of the root's own
 	local one two
 	one=$("$EDR_BIN" push r "docker://$(reg open)/$2:1" --cacert "$CA" --quiet)

@@ -178,3 +178,32 @@ $(last_run)"
 	run --separate-stderr "$EDR_BIN" run ci -- dpkg -l edr-greet
 	assert_line --regexp '^ii  edr-greet +1\.0 '
 }
+
+# The README's own sequence on an overlay root (create --overlay), every run of which must
+# see its one mount: what --root's apt-get installs, a plain run (its keeper made before the
+# install, the program looked up) finds at once, and so does a run with a --bind.
+@test "apt (overlay root): --root apt-get update, a plain run, --root apt-get install, then the program in a plain and a --bind run" {
+	unshare -U true 2>/dev/null || skip "unprivileged user namespaces are not available on this host"
+	edr create ov --overlay --from "$EDR_DEBIAN" --quiet || skip "no overlay roots here"
+	export ENTER_DEVROOT_KEEP_IDLE=300
+	# The test repository as the only source, written by a plain run: no path on the host.
+	run --separate-stderr "$EDR_BIN" run ov -- sh -c 'rm -f /etc/apt/sources.list /etc/apt/sources.list.d/* \
+		/etc/apt/apt.conf.d/90enter-devroot && echo "deb [trusted=yes] $1/ ./" > /etc/apt/sources.list.d/edr-test.list' \
+		- "$SERVE_URL"
+	assert_success
+	run --separate-stderr "$EDR_BIN" run ov --root -- apt-get update
+	assert_success
+	run --separate-stderr "$EDR_BIN" run ov -- sh -c 'command -v edr-greet || echo absent'
+	assert_output absent
+	run --separate-stderr "$EDR_BIN" run ov --root -- apt-get install -y edr-greet
+	assert_success
+	run --separate-stderr "$EDR_BIN" run ov -- edr-greet
+	assert_success
+	assert_output "hello from a package installed with --root"
+	mkdir -p "$BATS_TEST_TMPDIR/b"
+	run --separate-stderr "$EDR_BIN" run ov --bind "$BATS_TEST_TMPDIR/b:/mnt" -- sh -c 'edr-greet && dpkg -l edr-greet | tail -n 1'
+	assert_success
+	assert_line "hello from a package installed with --root"
+	assert_line --regexp '^ii  edr-greet +1\.0 '
+	"$EDR_BIN" remove --force ov
+}
