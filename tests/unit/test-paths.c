@@ -1,7 +1,12 @@
 /* Where the store lives: XDG_DATA_HOME when absolute, else HOME/.local/share. */
 #include "unit.h"
 
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "common/paths.h"
+#include "common/util.h"
 
 static void
 absolute_xdg_data_home_wins (void **state)
@@ -79,6 +84,42 @@ environment_is_read (void **state)
   store_paths_clear (&p);
 }
 
+/* The config file's one-key reader (keep-idle and layout): the last line of the key wins,
+ * blanks around the value go, a longer key of the same prefix is another key. */
+static void
+config_value_is_read (void **state)
+{
+  char dir[] = "/tmp/test-paths-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  setenv ("XDG_CONFIG_HOME", dir, 1);
+  char *file = NULL;
+  char *v = paths_config_value ("layout", &file);
+  assert_null (v); /* no file */
+  char *sub = xasprintf ("%s/enter-devroot", dir);
+  assert_int_equal (mkdir (sub, 0700), 0);
+  char *path = xasprintf ("%s/config", sub);
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  fputs ("# comment\nlayout = flat\nlayoutx = overlay\n  layout\t=  overlay \r\nkeep-idle=3\n", f);
+  fclose (f);
+  free (file);
+  v = paths_config_value ("layout", &file);
+  assert_string_equal (v, "overlay");
+  assert_string_equal (file, path);
+  free (v);
+  v = paths_config_value ("keep-idle", NULL);
+  assert_string_equal (v, "3");
+  free (v);
+  assert_null (paths_config_value ("index", NULL));
+  unlink (path);
+  rmdir (sub);
+  rmdir (dir);
+  free (path);
+  free (sub);
+  free (file);
+  unsetenv ("XDG_CONFIG_HOME");
+}
+
 int
 main (void)
 {
@@ -90,6 +131,7 @@ main (void)
     cmocka_unit_test (no_usable_directory_is_null),
     cmocka_unit_test (store_layout_is_under_enter_devroot),
     cmocka_unit_test (environment_is_read),
+    cmocka_unit_test (config_value_is_read),
   };
   return cmocka_run_group_tests_name ("paths", tests, NULL, NULL);
 }
