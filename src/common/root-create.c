@@ -48,26 +48,6 @@ create_cleanup (void)
     unlink (cleanup_meta);
 }
 
-static int
-rename_noreplace (const char *from, const char *to)
-{
-#ifdef HAVE_RENAMEAT2
-  if (renameat2 (AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
-    return 0;
-  if (errno != EINVAL && errno != ENOSYS)
-    return -1;
-#endif
-  /* Filesystems without RENAME_NOREPLACE: the name lock already excludes other
-   * enter-devroot processes, so check-then-rename is only racy against hand edits. */
-  struct stat st;
-  if (lstat (to, &st) == 0)
-    {
-      errno = EEXIST;
-      return -1;
-    }
-  return rename (from, to);
-}
-
 void
 creation_begin (struct creation *c, const char *name, void (*undo) (void))
 {
@@ -106,7 +86,7 @@ creation_commit (struct creation *c, const struct meta *m)
   meta_write (c->meta_path, m);
   if (c->before_rename != NULL)
     c->before_rename ();
-  if (rename_noreplace (c->staging, c->root) < 0)
+  if (rename_exclusive (c->staging, c->root) < 0)
     {
       if (errno == EEXIST || errno == ENOTEMPTY)
         die ("cannot create '%s': it already exists (%s)", c->name, c->root);

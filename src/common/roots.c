@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -344,6 +345,37 @@ removal_failed (bool fatal, const char *format, ...)
   return -1;
 }
 
+/* Rename ROOT to a new name staging/NAME.XXXXXX (STAGING_SUFFIX), into *TRASH. A rename
+ * only adds an entry to staging/, where a directory made for the name (mkdtemp) would need
+ * a block: a full disk, the reason many remove a root, has none. -1 with errno. */
+static int
+move_aside (const struct store_paths *p, const char *name, const char *root, char **trash)
+{
+  static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const size_t n = strlen (STAGING_SUFFIX) - 1;
+  for (int tries = 0; tries < 100; tries++)
+    {
+      uint64_t r;
+      if (getrandom (&r, sizeof r, GRND_NONBLOCK) != sizeof r)
+        r = (uint64_t) getpid () * 0x9e3779b97f4a7c15u + (uint64_t) tries;
+      char suffix[sizeof STAGING_SUFFIX] = { 0 };
+      for (size_t i = 0; i < n; i++, r /= sizeof letters - 1)
+        suffix[i] = letters[r % (sizeof letters - 1)];
+      *trash = xasprintf ("%s/%s.%s", p->staging, name, suffix);
+      if (rename_exclusive (root, *trash) == 0)
+        return 0;
+      int errsv = errno;
+      free (steal_pointer (trash));
+      if (errsv != EEXIST)
+        {
+          errno = errsv;
+          return -1;
+        }
+    }
+  errno = EEXIST;
+  return -1;
+}
+
 /* Remove NAME's root and metadata; the caller holds NAME's lock. Move it out of sight
  * first, so an interrupted remove never leaves a half root under its name; the next run
  * finishes deleting it. -1 with errno ENOENT when there is no such root (silently), else
@@ -355,18 +387,13 @@ remove_locked (const struct store_paths *p, const char *name, bool fatal)
   struct stat st;
   if (lstat (root, &st) < 0)
     return -1;
-  cleanup_free char *trash = xasprintf ("%s/%s" STAGING_SUFFIX, p->staging, name);
-  if (mkdtemp (trash) == NULL)
-    return removal_failed (fatal, "cannot create a directory in %s", p->staging);
   /* Moving a directory to another parent needs write permission on it. */
   if (S_ISDIR (st.st_mode) && (st.st_mode & S_IWUSR) == 0
       && chmod_dir_nofollow (AT_FDCWD, root, (st.st_mode & 07777) | S_IRWXU) < 0)
     warn ("cannot make %s writable: %s", root, strerror (errno));
-  if (rename (root, trash) < 0)
+  cleanup_free char *trash = NULL;
+  if (move_aside (p, name, root, &trash) < 0)
     {
-      int errsv = errno;
-      rmdir (trash);
-      errno = errsv;
       if (errno == ENOENT)
         return -1;
       return removal_failed (fatal, "cannot remove '%s': cannot move %s aside", name, root);

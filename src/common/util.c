@@ -376,6 +376,26 @@ copy_fd_data (int in, int out, bool *no_reflink)
 }
 
 int
+rename_exclusive (const char *from, const char *to)
+{
+#ifdef HAVE_RENAMEAT2
+  if (renameat2 (AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+    return 0;
+  if (errno != EINVAL && errno != ENOSYS)
+    return -1;
+#endif
+  /* Filesystems without RENAME_NOREPLACE: the callers hold TO's name lock, which excludes
+   * other enter-devroot processes, so check-then-rename is only racy against hand edits. */
+  struct stat st;
+  if (lstat (to, &st) == 0)
+    {
+      errno = EEXIST;
+      return -1;
+    }
+  return rename (from, to);
+}
+
+int
 mkdir_p (const char *path, mode_t mode)
 {
   cleanup_free char *copy = xstrdup (path);

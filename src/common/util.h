@@ -99,6 +99,9 @@ DIR *opendir_dup (int dirfd);
  * support. 0, or -1 with errno. */
 int copy_fd_data (int in, int out, bool *no_reflink);
 
+/* rename FROM to TO unless TO exists (EEXIST): renameat2's RENAME_NOREPLACE, or where the
+ * filesystem has none, a check before a plain rename (racy: for names the caller has locked). */
+int rename_exclusive (const char *from, const char *to);
 /* mkdir -p with MODE for the directories it creates; -1 with errno on failure. */
 int mkdir_p (const char *path, mode_t mode);
 /* Every missing directory of PATH beneath ROOTFD (mode 0755), each component resolved with
