@@ -89,28 +89,48 @@ check_dir (const char *path, bool follow, bool *open_to_others)
   *open_to_others = *open_to_others || writable;
 }
 
-void
-cache_open (struct cache *c)
+/* cache_open and cache_open_existing: with MAKE false, a directory that is not there is
+ * neither made nor checked. */
+static void
+open_dirs (struct cache *c, bool make)
 {
   cleanup_free char *base = config_cache_dir ();
   cache_init (c, base);
-  if (mkdir_p (c->base, CACHE_DIR_MODE) < 0)
+  if (make && mkdir_p (c->base, CACHE_DIR_MODE) < 0)
     die_with_error ("cannot create cache directory %s", c->base);
+  if (!make && access (c->base, F_OK) < 0 && errno == ENOENT)
+    return;
   /* The directory the user named may be reached through symlinks of theirs; what is in it
    * never is. */
   check_dir (c->base, true, &c->shared);
   const char *dirs[] = { c->sha256, c->origin, c->partial, c->locks };
   for (size_t i = 0; i < N_ELEMENTS (dirs); i++)
     {
+      bool missing = faccessat (AT_FDCWD, dirs[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0
+                     && errno == ENOENT;
+      if (!make && missing)
+        continue;
       /* In a cache others can write, a subdirectory made by one user would be refused by
        * the others (not theirs nor root's): root makes them, as it made the cache. */
-      if (c->shared && access (dirs[i], F_OK) < 0 && errno == ENOENT)
+      if (c->shared && missing)
         die ("cache directory %s is missing: in a cache others can write (%s), root creates "
              "it (install -d -m 1777 %s)", dirs[i], c->base, dirs[i]);
       if (mkdir (dirs[i], CACHE_DIR_MODE) < 0 && errno != EEXIST)
         die_with_error ("cannot create cache directory %s", dirs[i]);
       check_dir (dirs[i], false, &c->shared);
     }
+}
+
+void
+cache_open (struct cache *c)
+{
+  open_dirs (c, true);
+}
+
+void
+cache_open_existing (struct cache *c)
+{
+  open_dirs (c, false);
 }
 
 void
@@ -483,11 +503,13 @@ compare_strings (const void *a, const void *b)
 static char **
 list_digests (const char *dir)
 {
-  DIR *d = opendir (dir);
-  if (d == NULL)
-    die_with_error ("cannot read %s", dir);
   size_t n = 0;
   char **v = xcalloc (1, sizeof *v);
+  DIR *d = opendir (dir);
+  if (d == NULL && errno == ENOENT)
+    return v; /* cache_open_existing: nothing there */
+  if (d == NULL)
+    die_with_error ("cannot read %s", dir);
   struct dirent *de;
   while ((errno = 0, de = readdir (d)) != NULL)
     if (is_hex_name (de->d_name))
@@ -596,14 +618,14 @@ cache_clean (const struct cache *c, bool quiet)
       removed++;
     }
   DIR *d = opendir (c->partial);
-  if (d == NULL)
+  if (d == NULL && errno != ENOENT)
     die_with_error ("cannot read %s", c->partial);
   struct dirent *de;
   cleanup_strv char **keys = xcalloc (1, sizeof *keys);
   size_t n = 0;
   /* Every KEY with a partial file, or with validators whose partial file is gone; and the
    * caller's own .KEY.XXXXXX (debris of a download interrupted beside another user's). */
-  while ((de = readdir (d)) != NULL)
+  while (d != NULL && (de = readdir (d)) != NULL)
     {
       struct stat st;
       if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -643,7 +665,8 @@ cache_clean (const struct cache *c, bool quiet)
       keys[n++] = steal_pointer (&key);
       keys[n] = NULL;
     }
-  closedir (d);
+  if (d != NULL)
+    closedir (d);
   for (size_t i = 0; i < n; i++)
     {
       cleanup_free char *path = xasprintf ("%s/%s", c->partial, keys[i]);

@@ -50,6 +50,9 @@ void cache_init (struct cache *c, const char *base);
 /* At config_cache_dir(), creating the directories (0700) in a cache of the caller's own;
  * die()s on failure, or when a directory fails the ownership and mode checks. */
 void cache_open (struct cache *c);
+/* The same for what only lists and deletes (cache list, cache clean): a directory that is
+ * not there holds nothing, and is not made (a full disk has no block for one). */
+void cache_open_existing (struct cache *c);
 void cache_clear (struct cache *c);
 
 /* Block until KEY's lock is ours (says so once on stderr unless QUIET when it has to wait),

@@ -416,7 +416,7 @@ void
 fetch_cache_command (const char *action, bool json, bool quiet)
 {
   struct cache c;
-  cache_open (&c);
+  cache_open_existing (&c);
   if (strcmp (action, "list") == 0)
     cache_list (&c, json);
   else if (strcmp (action, "clean") == 0)
