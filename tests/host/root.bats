@@ -11,6 +11,7 @@ setup() {
 }
 teardown() {
 	teardown_reflink
+	teardown_full_fs
 	[[ -z ${suid_dir:-} ]] || rm -rf "$suid_dir"
 	edr_teardown
 }
@@ -499,4 +500,176 @@ as_user() {
 		fail "edr-test's keeper survived its remove"
 	rm -rf "$suid_dir"
 	suid_dir=
+}
+
+# --- a full disk (issue 37): nothing needs to be written to free space ------------------
+# The test user's HOME and XDG directories on a fresh 64 MiB ext4 (what homes are) on a
+# loop device, filled until a 4 KiB write fails with ENOSPC; then, on the defaults (no
+# ENTER_DEVROOT_* set), the ways to free space must work: run NAME -- rm, remove, cache clean.
+
+# full_fs: mount the ext4 on $DISK/mnt, owned by the test user.
+full_fs() {
+	id "${EDR_TEST_USER:-edr-test}" >/dev/null 2>&1 || skip "test user ${EDR_TEST_USER:-edr-test} missing"
+	command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 not installed (apt-get install e2fsprogs)"
+	grep -qw ext4 /proc/filesystems || skip "ext4 is not in /proc/filesystems (never modprobed here)"
+	DISK=$(mktemp -d "${EDR_STAGE:-/tmp}/disk.XXXXXX")
+	chmod 755 "$DISK"
+	mkdir "$DISK/mnt"
+	truncate -s 64M "$DISK/ext4.img"
+	mkfs.ext4 -q -F -b 4096 "$DISK/ext4.img" || skip "mkfs.ext4 failed"
+	mount -o loop "$DISK/ext4.img" "$DISK/mnt" || skip "cannot loop-mount an ext4 image here"
+	chown "${EDR_TEST_USER:-edr-test}" "$DISK/mnt"
+	as_disk_user mkdir "$DISK/mnt/home"
+}
+
+# as_disk_user CMD...: CMD as the test user, its HOME and XDG directories on the disk.
+as_disk_user() {
+	local user=${EDR_TEST_USER:-edr-test} m=$DISK/mnt
+	setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups --reset-env \
+		env HOME="$m/home" XDG_DATA_HOME="$m/data" XDG_CACHE_HOME="$m/cache" \
+		XDG_CONFIG_HOME="$m/config" "$@" </dev/null
+}
+
+# disk_run ARGS...: enter-devroot ARGS as the test user, the bats way.
+disk_run() { run --separate-stderr as_disk_user "$EDR_BIN" "$@"; }
+
+# fill_disk NAME [IDLE]: fill the disk from inside root NAME (its /big; a run that keeps its
+# namespaces for IDLE seconds, default 0), then what delayed allocation had reserved, from
+# the host, until a 4 KiB write fails with ENOSPC.
+fill_disk() {
+	as_disk_user env ENTER_DEVROOT_KEEP_IDLE="${2:-0}" "$EDR_BIN" run "$1" -- \
+		sh -c 'cat /dev/zero > /big; sync; cat /dev/zero >> /big' 2>/dev/null || true
+	sync
+	as_disk_user sh -c 'i=0; while head -c 4096 /dev/zero > "$HOME/top.$i"; do i=$((i+1)); done' 2>/dev/null || true
+	disk_full
+}
+
+# disk_full: a 4 KiB write to a new file fails with ENOSPC.
+disk_full() {
+	run as_disk_user sh -c 'head -c 4096 /dev/zero > "$HOME/probe"; s=$?; rm -f "$HOME/probe"; exit $s'
+	[[ $status -ne 0 && $output == *"No space left on device"* ]] || fail "the disk is not full: $output
+$(df "$DISK/mnt")"
+}
+
+# disk_free_mib: what the test user could write, in MiB.
+disk_free_mib() { df --output=avail -BM "$DISK/mnt" | tail -n 1 | tr -dc 0-9; }
+
+teardown_full_fs() {
+	[[ -n ${DISK:-} ]] || return 0
+	if mountpoint -q "$DISK/mnt"; then
+		# No keeper or holder of this disk's roots may outlive the test.
+		local r
+		for r in $(ls "$DISK/mnt/data/enter-devroot/roots" 2>/dev/null); do
+			as_disk_user "$EDR_BIN" remove --force "$r" >/dev/null 2>&1 || true
+		done
+		# Namespaces made meanwhile (by any process) hold copies of the mount: detach ours.
+		umount "$DISK/mnt" 2>/dev/null || umount -l "$DISK/mnt"
+	fi
+	rm -rf "$DISK"
+	DISK=
+}
+
+# full_disk_rm LAYOUT: `run r -- rm /big` in a root of LAYOUT on a full disk, with no
+# namespaces kept from before: exit 0, the space back.
+full_disk_rm() {
+	full_fs
+	disk_run create r --from "$EDR_TEMPLATE" --quiet ${1:+--$1}
+	assert_status 0
+	fill_disk r
+	disk_run list
+	refute_output --partial "kept: r:"
+	disk_run run r -- rm /big
+	assert_status 0
+	(($(disk_free_mib) > 30)) || fail "no space freed: $(df -h "$DISK/mnt")"
+	disk_run run r -- test -e /big
+	assert_status 1
+}
+
+@test "full disk: run NAME -- rm frees space in a flat root, no ENTER_DEVROOT_KEEP_IDLE=0 needed" {
+	full_disk_rm
+}
+
+@test "full disk: run NAME -- rm frees space in an overlay root" {
+	full_disk_rm overlay
+}
+
+# full_disk_warm_rm LAYOUT: the same with a keeper alive from an earlier run: a run that
+# joins it works, and so does one with other options (--root), which needs one of its own.
+full_disk_warm_rm() {
+	full_fs
+	disk_run create r --from "$EDR_TEMPLATE" --quiet ${1:+--$1}
+	assert_status 0
+	disk_run run r -- true
+	assert_status 0
+	fill_disk r 30
+	disk_run list
+	assert_output --regexp "kept: r: namespaces of warm runs, process [0-9]+"
+	disk_run run r -- test -e /big
+	assert_status 0
+	disk_full
+	disk_run run r --root -- rm /big
+	assert_status 0
+	(($(disk_free_mib) > 30)) || fail "no space freed: $(df -h "$DISK/mnt")"
+	disk_run run r -- test -e /big
+	assert_status 1
+}
+
+@test "full disk: a warm run (a keeper alive from an earlier run) frees space in a flat root" {
+	full_disk_warm_rm
+}
+
+@test "full disk: a warm run (a keeper alive from an earlier run) frees space in an overlay root" {
+	full_disk_warm_rm overlay
+}
+
+# full_disk_remove LAYOUT: remove of a root of LAYOUT that filled the disk (no keeper,
+# whose state files would give some blocks back first).
+full_disk_remove() {
+	full_fs
+	disk_run create r --from "$EDR_TEMPLATE" --quiet ${1:+--$1}
+	assert_status 0
+	fill_disk r
+	disk_run remove r
+	assert_status 0
+	assert_equal "$stderr" ""
+	(($(disk_free_mib) > 30)) || fail "no space freed: $(df -h "$DISK/mnt")"
+	local s=$DISK/mnt/data/enter-devroot
+	[[ ! -e $s/roots/r && ! -e $s/meta/r.json && ! -e $s/overlays/r ]] ||
+		fail "left: $(ls -d "$s"/roots/r "$s"/meta/r.json "$s"/overlays/r 2>&1)"
+	[[ -z $(ls -A "$s/staging") ]] || fail "staging left: $(ls -A "$s/staging")"
+	[[ -z $(ls "$s/locks" | grep -v '^r\.lock$') ]] || fail "state left: $(ls "$s/locks")"
+	disk_run list
+	refute_output --regexp "(^| )r( |$)"
+}
+
+@test "full disk: remove of a flat root leaves nothing" {
+	full_disk_remove
+}
+
+@test "full disk: remove of an overlay root leaves nothing" {
+	full_disk_remove overlay
+}
+
+@test "full disk: cache clean removes an unused layer and keeps the one an overlay root uses" {
+	full_fs
+	local c=$DISK/mnt/cache/enter-devroot/layers/sha256
+	# Another layer: the template with one more file.
+	mkdir "$DISK/tree"
+	tar -C "$DISK/tree" -xzf "$EDR_TEMPLATE" && echo "marker b" > "$DISK/tree/marker" &&
+		tar -C "$DISK/tree" -cf "$DISK/b.tar" . && chmod 644 "$DISK/b.tar" || fail "cannot make b.tar"
+	disk_run create a --from "$EDR_TEMPLATE" --quiet
+	assert_status 0
+	disk_run create b --overlay --from "$DISK/b.tar" --quiet
+	assert_status 0
+	disk_run remove a
+	assert_status 0
+	[[ $(ls "$c" | wc -l) == 2 ]] || fail "not two layers kept: the test proves nothing: $(ls "$c")"
+	fill_disk b
+	disk_run cache clean
+	assert_status 0
+	assert_output --partial "1 unused layer"
+	assert_output --partial "1 layer in use kept"
+	[[ $(ls "$c" | wc -l) == 1 ]] || fail "layers left: $(ls "$c")"
+	disk_run run b -- cat /marker
+	assert_output "marker b"
 }
