@@ -369,7 +369,7 @@ stop_round (const char *name, struct target *root, const pid_t *pids, size_t n)
 }
 
 void
-inuse_stop (const char *name, const char *root)
+inuse_stop (const char *name, const char *root, const pid_t *skip, size_t n_skip)
 {
   struct target id;
   if (target_init (root, &id) < 0)
@@ -378,12 +378,18 @@ inuse_stop (const char *name, const char *root)
     {
       pid_t pids[SCAN_BATCH];
       size_t n = scan (&id, pids, SCAN_BATCH);
-      if (n == 0)
+      if (n > SCAN_BATCH)
+        n = SCAN_BATCH;
+      size_t kept = 0;
+      for (size_t i = 0; i < n; i++)
+        if (!pid_in (pids[i], skip, n_skip))
+          pids[kept++] = pids[i];
+      if (kept == 0)
         break;
-      stop_round (name, &id, pids, n < SCAN_BATCH ? n : SCAN_BATCH);
+      stop_round (name, &id, pids, kept);
     }
   free (id.upperdir);
-  pid_t pid = inuse_find (root);
+  pid_t pid = inuse_find_besides (root, skip, n_skip);
   if (pid != 0)
     {
       cleanup_free char *comm = inuse_command (pid);

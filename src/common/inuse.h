@@ -19,9 +19,10 @@ pid_t inuse_parent_of (pid_t pid);
 /* PID's command name (/proc/PID/comm), "?" when unknown; the caller frees it. */
 char *inuse_command (pid_t pid);
 
-/* SIGTERM every process inside ROOT (devroot NAME), SIGKILL those alive after a grace
- * period; die()s naming one that survives. */
-void inuse_stop (const char *name, const char *root);
+/* SIGTERM every process inside ROOT (devroot NAME) but the N_SKIP of SKIP (its keepers,
+ * which remove kills next), SIGKILL those alive after a grace period; die()s naming one
+ * that survives. */
+void inuse_stop (const char *name, const char *root, const pid_t *skip, size_t n_skip);
 
 /* The start time of PID in clock ticks since boot (field 22 of /proc/PID/stat), 0 if gone:
  * with the PID, it names a process that a reused PID cannot be mistaken for. */

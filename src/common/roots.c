@@ -293,6 +293,28 @@ roots_refuse_overlay_path (const char *name)
        "in %s/upper (create --flat makes a root with a path)", name, name, name, dir);
 }
 
+/* The most keepers of one root remove looks at, their holders included. */
+#define KEEPERS_MAX 32
+
+/* NAME's keepers and their holders into PIDS (KEEPERS_MAX): not processes inside, as remove
+ * stops them itself. A warm run's keeper; an overlay root's has the root mounted, which the
+ * in-use check would otherwise count, and so has its holder outside (its parent), made in
+ * the namespaces of the root's holder. */
+static size_t
+keepers_and_holders (const struct store_paths *p, const char *name, pid_t *pids)
+{
+  size_t n = inuse_keepers (p->locks, name, pids, KEEPERS_MAX / 2);
+  if (n > KEEPERS_MAX / 2)
+    n = KEEPERS_MAX / 2;
+  for (size_t i = 0, k = n; i < k; i++)
+    {
+      pid_t parent = inuse_parent_of (pids[i]);
+      if (parent > 1)
+        pids[n++] = parent;
+    }
+  return n;
+}
+
 /* die() unless NAME exists and, without FORCE, nothing of the caller's runs inside it
  * (removing it would leave a shell in an emptied root, its home gone). */
 static void
@@ -303,19 +325,8 @@ check_removable (const struct store_paths *p, const char *name, bool force)
   struct stat st;
   if (lstat (root, &st) < 0)
     die ("cannot remove '%s': no such devroot", name);
-  /* A warm run's keeper is not a process inside (remove stops it); an overlay root's
-   * has the root mounted, which the check would otherwise count, and so has its holder
-   * outside (its parent), made in the namespaces of the root's holder. */
-  pid_t keepers[32];
-  size_t n_keepers = inuse_keepers (p->locks, name, keepers, N_ELEMENTS (keepers) / 2);
-  if (n_keepers > N_ELEMENTS (keepers) / 2)
-    n_keepers = N_ELEMENTS (keepers) / 2;
-  for (size_t i = 0, n = n_keepers; i < n; i++)
-    {
-      pid_t parent = inuse_parent_of (keepers[i]);
-      if (parent > 1)
-        keepers[n_keepers++] = parent;
-    }
+  pid_t keepers[KEEPERS_MAX];
+  size_t n_keepers = keepers_and_holders (p, name, keepers);
   pid_t pid = force ? 0 : inuse_find_besides (root, keepers, n_keepers);
   if (pid != 0)
     {
@@ -421,8 +432,10 @@ remove_one (struct store_paths *p, const char *name, bool force)
   cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (p, name, "remove");
   clean_stale_staging (p, name);
   check_removable (p, name, force);
+  pid_t keepers[KEEPERS_MAX];
+  size_t n_keepers = keepers_and_holders (p, name, keepers);
   if (force)
-    inuse_stop (name, root);
+    inuse_stop (name, root, keepers, n_keepers);
   /* After the runs (a warm run's processes are inside the root; its keeper is not). */
   inuse_stop_keepers (p->locks, name);
   if (remove_locked (p, name, true) < 0)

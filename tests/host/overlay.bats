@@ -250,6 +250,28 @@ sub"
 	assert_nothing_mounted_on_host
 }
 
+@test "overlay: remove --force of a root with keepers and its holder stops the run only, kills them, says nothing else" {
+	overlay_root r "$BASE"
+	export ENTER_DEVROOT_KEEP_IDLE=300
+	edr_run run r -- true
+	edr_run run r --root -- true # a keeper of each view, made in the holder's namespaces
+	"$EDR_BIN" run r -- sh -c 'touch /started; sleep 60' </dev/null 3>&- &
+	local pid=$! i
+	for i in $(seq 100); do
+		[[ -e $(store)/overlays/r/upper/started ]] && break
+		sleep 0.1
+	done
+	local kept
+	kept=$("$EDR_BIN" list | sed -n 's/^kept: r: .*, process \([0-9]*\)$/\1/p')
+	[[ $(wc -w <<<"$kept") -ge 2 ]] || fail "no keepers: $("$EDR_BIN" list)"
+	edr_run remove --force r
+	assert_status 0
+	[[ -z $stderr ]] || fail "remove --force said: $stderr"
+	wait "$pid" || true
+	for i in $kept; do [[ ! -d /proc/$i ]] || fail "keeper $i survived"; done
+	[[ ! -e $(store)/overlays/r && ! -e $(root_of r) ]] || fail "left: $(ls -R "$(store)")"
+}
+
 # dev_of_root NAME ARGS...: the device number of / as a run of NAME with ARGS sees it: one
 # overlayfs mount (a superblock) has one, a second mount of the same upper another.
 dev_of_root() {

@@ -474,12 +474,12 @@ as_user() {
 		# A cold run first makes the mount points (the template has no etc/resolv.conf).
 		as_user "$u" "$suid_dir/$u" env ENTER_DEVROOT_KEEP_IDLE=0 "$bin" run --mode userns r -- true
 	done
-	# The first user's keeper, and the PID namespace its runs share.
-	a_ns=$(as_user edr-test "$suid_dir/edr-test" "$bin" run --mode userns r -- readlink /proc/self/ns/pid)
+	# The first user's keeper, and the user namespace its runs share.
+	a_ns=$(as_user edr-test "$suid_dir/edr-test" "$bin" run --mode userns r -- readlink /proc/self/ns/user)
 	a_keeper=$(as_user edr-test "$suid_dir/edr-test" "$bin" list | sed -n 's/^kept: r: .* process //p')
-	[[ -n $a_keeper && $(readlink "/proc/$a_keeper/ns/pid") == "$a_ns" ]] || fail "no keeper for edr-test"
+	[[ -n $a_keeper && $(readlink "/proc/$a_keeper/ns/user") == "$a_ns" ]] || fail "no keeper for edr-test"
 	# The second user's runs have their own, and list only theirs.
-	b_ns=$(as_user edr-test2 "$suid_dir/edr-test2" "$bin" run --mode userns r -- readlink /proc/self/ns/pid)
+	b_ns=$(as_user edr-test2 "$suid_dir/edr-test2" "$bin" run --mode userns r -- readlink /proc/self/ns/user)
 	[[ $b_ns != "$a_ns" ]] || fail "edr-test2 joined edr-test's namespaces"
 	# A state file of theirs naming the first user's keeper (its PID and start time, as a
 	# forger would read them): counted as no keeper, never joined, never listed.
@@ -487,7 +487,7 @@ as_user() {
 	start=$(sed 's/.*) //' "/proc/$a_keeper/stat" | cut -d' ' -f20)
 	printf '%s %s 0 0\n' "$a_keeper" "$start" >"$state"
 	edr_run_as_b() { run --separate-stderr as_user edr-test2 "$suid_dir/edr-test2" "$bin" "$@"; }
-	edr_run_as_b run --mode userns r -- readlink /proc/self/ns/pid
+	edr_run_as_b run --mode userns r -- readlink /proc/self/ns/user
 	assert_status 0
 	[[ $output != "$a_ns" ]] || fail "edr-test2 joined edr-test's keeper"
 	edr_run_as_b list
