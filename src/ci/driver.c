@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -236,19 +237,76 @@ ci_tool (char *const args[], int stdin_fd, char *const extra_env[])
   return WEXITSTATUS (status);
 }
 
-int
-ci_tool_quiet (char *const args[])
+/* ci_tool with stderr silenced. */
+static int
+tool_quiet (char *const args[], int stdin_fd)
 {
   cleanup_fd int null = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   int saved = dup (STDERR_FILENO);
   if (null >= 0)
     dup2 (null, STDERR_FILENO);
-  int status = ci_tool (args, -1, NULL);
+  int status = ci_tool (args, stdin_fd, NULL);
   if (saved >= 0)
     {
       dup2 (saved, STDERR_FILENO);
       close (saved);
     }
+  return status;
+}
+
+int
+ci_tool_quiet (char *const args[])
+{
+  return tool_quiet (args, -1);
+}
+
+int
+ci_tool_talk (char *const args[], const char *input, size_t len, bool quiet, char *reply,
+              size_t size)
+{
+  int pair[2];
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+    die_with_error ("cannot create a socket pair");
+  cleanup_fd int ours = pair[0];
+  cleanup_fd int theirs = pair[1];
+  pid_t feeder = 0;
+  if (len > 0)
+    {
+      /* A child writes the input, since the command reads it only once it runs: the input
+       * need not fit the socket's buffer. Killed below once the tool has exited. */
+      fflush (NULL);
+      feeder = fork ();
+      if (feeder < 0)
+        die_with_error ("cannot fork");
+      if (feeder == 0)
+        {
+          close (theirs);
+          for (size_t done = 0; done < len;)
+            {
+              ssize_t n = send (ours, input + done, len - done, MSG_NOSIGNAL);
+              if (n < 0 && errno == EINTR)
+                continue;
+              /* The command is gone: nobody reads a part of the input. */
+              if (n < 0)
+                _exit (EXIT_FAILURE);
+              done += (size_t) n;
+            }
+          _exit (shutdown (ours, SHUT_WR) == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+        }
+    }
+  else if (shutdown (ours, SHUT_WR) < 0)
+    die_with_error ("cannot shut a socket for writing");
+  int status = quiet ? tool_quiet (args, theirs) : ci_tool (args, theirs, NULL);
+  if (feeder > 0)
+    {
+      kill (feeder, SIGKILL);
+      while (waitpid (feeder, NULL, 0) < 0 && errno == EINTR)
+        ;
+    }
+  /* Whatever the command wrote is queued by now; something of the job's that still held
+   * its end could only keep us waiting, so no waiting. */
+  ssize_t n = recv (ours, reply, size - 1, MSG_DONTWAIT);
+  reply[n > 0 ? n : 0] = '\0';
   return status;
 }
 
@@ -266,15 +324,6 @@ ci_root_path (const char *name)
       return NULL;
     }
   return root;
-}
-
-int
-ci_root_open (const char *name)
-{
-  cleanup_free char *root = ci_root_path (name);
-  if (root == NULL)
-    return -1;
-  return open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 void

@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* How a devroot is made from an image a CI job names: append create's source options for
  * IMAGE to *ARGV (a NULL-terminated vector, strings owned). IMAGE is read as the engines
@@ -40,14 +41,26 @@ int ci_tool (char *const args[], int stdin_fd, char *const extra_env[]);
  * answer, not an error. */
 int ci_tool_quiet (char *const args[]);
 
+/* ci_tool whose command hears from the driver and answers it over its standard input, one
+ * end of a socket pair: it reads INPUT (LEN bytes, fed by a child of ours so that a long
+ * one never blocks us) and then its end, and what it writes back to its standard input,
+ * at most SIZE - 1 bytes, is in REPLY (NUL-terminated) once the tool has exited. QUIET:
+ * stderr silenced, as ci_tool_quiet's. How a driver learns what only the inside of a
+ * devroot shows, whatever its layout: an overlay root's tree is mounted only in the
+ * job's own namespaces, and its directory on the host is an empty mount point. The reply
+ * comes from a program of the job's image, so it is the job's word about itself, never
+ * a path or a name for the driver to act on. */
+int ci_tool_talk (char *const args[], const char *input, size_t len, bool quiet, char *reply,
+                  size_t size);
+
 /* `remove --force NAME`: the devroot and whatever still runs in it; its status is not
  * the job's (engines ignore cleanup's), so it is not returned. */
 void ci_remove_root (const char *name);
 
-/* The devroot NAME's directory (owned), or NULL when it does not exist. */
+/* The devroot NAME's directory (owned), or NULL when it does not exist. For an overlay
+ * root that is its mount point, empty on the host: say whether the root exists, or copy
+ * into a flat root (chroot mode), never read its tree. */
 char *ci_root_path (const char *name);
-/* The same opened O_PATH, never through a symlink: -1 when it does not exist. */
-int ci_root_open (const char *name);
 
 /* getenv() for a variable that must be a decimal exit status 0-255, else FALLBACK. */
 int ci_status_from_env (const char *variable, int fallback);

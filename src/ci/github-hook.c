@@ -276,12 +276,22 @@ new_root_name (void)
   return xasprintf ("github-%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4], r[5]);
 }
 
-static bool
-root_has (const char *name, const char *path)
+/* What the probe of prepare_job answers, a line over its standard input (ci_tool_talk),
+ * when the root is Alpine's, which the runner's isAlpine asks (it then gives JavaScript
+ * actions its musl build of node). Asked inside the root, whatever its layout: an overlay
+ * root's tree is mounted only where it is entered. The job's image could answer anything,
+ * and that chooses only which node its own actions get. */
+#define ALPINE "alpine"
+
+/* The command of prepare_job's probe: that a shell starts inside, and whether the root is
+ * Alpine's (every Alpine image has /etc/alpine-release). */
+static void
+push_probe (char ***args)
 {
-  cleanup_fd int fd = ci_root_open (name);
-  struct stat st;
-  return fd >= 0 && fstatat (fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  ci_push (args, "--");
+  ci_push (args, "/bin/sh");
+  ci_push (args, "-c");
+  ci_push (args, "if [ -e /etc/alpine-release ]; then echo " ALPINE " >&0; fi");
 }
 
 static void
@@ -318,19 +328,16 @@ prepare_job (json_t *input)
   collect_volumes (&vs, json_object_get (container, "systemMountVolumes"), true);
   collect_volumes (&vs, json_object_get (container, "userMountVolumes"), true);
   const char *mode = NULL;
+  char answer[sizeof ALPINE "\n" + 1] = "";
   if (strcmp (hook_mode, "chroot") != 0)
     {
       cleanup_strv char **probe = NULL;
       ci_push_run (&probe, name, "userns");
       push_binds (&probe, &vs);
-      ci_push (&probe, "--");
-      ci_push (&probe, "/bin/sh");
-      ci_push (&probe, "-c");
-      ci_push (&probe, ":");
+      push_probe (&probe);
       /* In auto mode a failure is an answer: chroot mode is tried next. */
-      int status = strcmp (hook_mode, "auto") == 0 ? ci_tool_quiet (probe)
-                                                   : ci_tool (probe, -1, NULL);
-      if (status == 0)
+      bool quiet = strcmp (hook_mode, "auto") == 0;
+      if (ci_tool_talk (probe, NULL, 0, quiet, answer, sizeof answer) == 0)
         mode = "userns";
       else if (strcmp (hook_mode, "userns") == 0)
         {
@@ -343,11 +350,8 @@ prepare_job (json_t *input)
     {
       cleanup_strv char **probe = NULL;
       ci_push_run (&probe, name, "chroot");
-      ci_push (&probe, "--");
-      ci_push (&probe, "/bin/sh");
-      ci_push (&probe, "-c");
-      ci_push (&probe, ":");
-      if (ci_tool (probe, -1, NULL) != 0)
+      push_probe (&probe);
+      if (ci_tool_talk (probe, NULL, 0, false, answer, sizeof answer) != 0)
         {
           ci_remove_root (name);
           fail ("cannot enter the job's devroot, with the runner's directories bound in "
@@ -373,7 +377,7 @@ prepare_job (json_t *input)
     "state", "root", name, "mode", mode, "binds", state_binds, "volumes", state_volumes,
     "env", json_is_object (env) ? json_incref (env) : json_object (),
     "context", "container", "id", name, "network", "", "services",
-    "isAlpine", root_has (name, "etc/alpine-release"));
+    "isAlpine", strcmp (answer, ALPINE "\n") == 0);
   if (response == NULL)
     fail ("cannot build the response");
   write_response (str (input, "responseFile"), response);

@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ci/ci.h"
@@ -305,38 +304,28 @@ gitlab_prepare (const struct gitlab *g)
 
 /* ---- run */
 
-/* The marker the wrapper inside writes once the shell is about to start: a status the
- * script could have chosen is the script's only when the marker is there. */
-#define STARTED_MARKER_DIR "/.enter-devroot-ci"
+/* The cap on a stage's script, which the driver holds whole before the stage starts (a
+ * truncated script must never run); the runner's are kilobytes. */
+#define SCRIPT_MAX (64 * 1024 * 1024)
+#define SCRIPT_MAX_TEXT "64 MiB"
 
-/* Whether the wrapper inside NAME wrote MARKER, which is then removed; read from the host
- * through the devroot's own directory, never following a symlink the job put there. */
-static bool
-take_marker (const char *name, const char *marker)
-{
-  cleanup_fd int rootfd = ci_root_open (name);
-  if (rootfd < 0)
-    return false;
-  cleanup_fd int dirfd = openat (rootfd, STARTED_MARKER_DIR + 1,
-                                 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dirfd < 0)
-    return false;
-  struct stat st;
-  if (fstatat (dirfd, marker, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return false;
-  unlinkat (dirfd, marker, 0);
-  return S_ISREG (st.st_mode);
-}
+/* What the wrapper inside answers, a line, once the script is copied and the shell is
+ * about to start: a status the script could have chosen is the script's only after it. */
+#define STARTED "started"
 
-/* The shell command that runs a stage inside: it copies the script (its standard input)
- * into the devroot, so that the script's own commands do not read the rest of the script,
- * writes the marker, and runs the copy with bash where the root has it (the runner
- * generates bash; its docker executor falls back to sh the same way), its standard input
- * the empty marker: chroot mode may have no /dev/null. $1 is the marker's name. */
+/* The shell command that runs a stage inside. Its standard input is the driver's socket
+ * (ci_tool_talk): it copies the script from it into the devroot, so that the script's own
+ * commands do not read the rest of the script, answers STARTED on it, and lets go of it
+ * before the script runs, which gets an empty file of its own instead (chroot mode may
+ * have no /dev/null). It runs the copy with bash where the root has it (the runner
+ * generates bash; its docker executor falls back to sh the same way). The answer comes
+ * back over the socket, not through a file the driver would read from the host: an
+ * overlay root's tree is mounted only in the job's namespaces. $1 names the copy. */
 #define WRAPPER \
-  "set -e; d=" STARTED_MARKER_DIR "; mkdir -p \"$d\"; f=\"$d/$1\"; cat > \"$f.sh\"; : > \"$f\"; " \
-  "set +e; if b=$(command -v bash); then \"$b\" \"$f.sh\" < \"$f\"; else sh \"$f.sh\" < \"$f\"; fi; " \
-  "s=$?; rm -f \"$f.sh\"; exit $s"
+  "set -e; d=/.enter-devroot-ci; mkdir -p \"$d\"; f=\"$d/$1\"; cat > \"$f.sh\"; " \
+  ": > \"$f.in\"; echo " STARTED " >&0; exec < \"$f.in\"; " \
+  "set +e; if b=$(command -v bash); then \"$b\" \"$f.sh\"; else sh \"$f.sh\"; fi; " \
+  "s=$?; rm -f \"$f.sh\" \"$f.in\"; exit $s"
 
 static int
 gitlab_run (const struct gitlab *g)
@@ -345,12 +334,14 @@ gitlab_run (const struct gitlab *g)
   cleanup_free char *mode = read_mode (name);
   cleanup_free char *builds = announced_dir ("ENTER_DEVROOT_GITLAB_BUILDS_DIR", "builds");
   cleanup_free char *cache = announced_dir ("ENTER_DEVROOT_GITLAB_CACHE_DIR", "cache");
-  cleanup_fd int script = open (g->script, O_RDONLY | O_CLOEXEC);
-  if (script < 0)
-    fail_system ("cannot read the stage's script %s: %s", g->script, strerror (errno));
+  size_t len;
+  cleanup_free char *script = load_file_at (AT_FDCWD, g->script, SCRIPT_MAX, &len);
+  if (script == NULL)
+    fail_system ("cannot read the stage's script %s: %s", g->script,
+                 errno == EFBIG ? "larger than " SCRIPT_MAX_TEXT : strerror (errno));
 
-  cleanup_free char *marker = xasprintf ("%s.%ld", g->stage, (long) getpid ());
-  for (char *s = marker; *s != '\0'; s++)
+  cleanup_free char *copy = xasprintf ("%s.%ld", g->stage, (long) getpid ());
+  for (char *s = copy; *s != '\0'; s++)
     if (*s == '/')
       *s = '_';
   cleanup_strv char **args = NULL;
@@ -360,16 +351,15 @@ gitlab_run (const struct gitlab *g)
       ci_pushf (&args, "--bind=%s:%s", builds, builds);
       ci_pushf (&args, "--bind=%s:%s", cache, cache);
     }
-  /* The script arrives on the wrapper's standard input. */
   ci_push (&args, "--");
   ci_push (&args, "/bin/sh");
   ci_push (&args, "-c");
   ci_push (&args, WRAPPER);
   ci_push (&args, "enter-devroot-gitlab");
-  ci_push (&args, marker);
-  int status = ci_tool (args, script, NULL);
-  bool started = take_marker (name, marker);
-  if (!started)
+  ci_push (&args, copy);
+  char reply[sizeof STARTED "\n" + 1];
+  int status = ci_tool_talk (args, script, len, false, reply, sizeof reply);
+  if (strcmp (reply, STARTED "\n") != 0)
     fail_system ("stage %s: cannot start a shell in the job's devroot %s (enter-devroot run "
                  "exited %d)", g->stage, name, status);
   if (status == 0)
