@@ -12,6 +12,38 @@
 GL_BUILD_FAILURE=41
 GL_SYSTEM_FAILURE=42
 
+# tests/host/run runs this file on both layouts of the roots create makes (the defaults, then
+# "layout = overlay": tests/lib/layout.bash). The drivers' roots are made by create, so what
+# the drivers learn from inside a root (whether the stage's shell started, isAlpine) and a
+# whole job run on both; a test where the layout plays no part (no root, a refusal before
+# one, a throwaway root of run --ephemeral, whose layout is its own) says so and runs once.
+layout_plays_no_part() {
+	[[ $(edr_layout) == flat ]] || skip "the layout plays no part: $1"
+}
+
+# root_layout NAME: flat or overlay, how root NAME is laid out in the store (an overlay
+# root has its upper directory under overlays/), or none; for checking that the test's
+# pass gave the driver's root the layout it means to test.
+root_layout() {
+	if [[ -d $XDG_DATA_HOME/enter-devroot/overlays/$1/upper ]]; then
+		echo overlay
+	elif [[ -d $(root_of "$1") ]]; then
+		echo flat
+	else
+		echo none
+	fi
+}
+
+# alpine_image: an Alpine-like image (busybox, no bash, /etc/alpine-release as every Alpine
+# image has it) made from the template; prints its path.
+alpine_image() {
+	mkdir -p "$W/alpine-extra/etc"
+	echo 3.20.3 >"$W/alpine-extra/etc/alpine-release"
+	gzip -dc "$EDR_TEMPLATE" >"$W/alpine.tar" &&
+		tar -C "$W/alpine-extra" --owner=0 --group=0 -rf "$W/alpine.tar" ./etc/alpine-release &&
+		echo "$W/alpine.tar"
+}
+
 # gitlab_env JOB_ID IMAGE [SLOT]: the variables a runner passes for one job.
 gitlab_env() {
 	GL=$W/runner-$1
@@ -44,23 +76,31 @@ gitlab_stage() {
 	"$EDR_BIN" gitlab run "$script" "$1"
 }
 
+# gitlab_root: the name of the devroot the driver makes for the job of gitlab_env.
+gitlab_root() {
+	echo "gitlab-$CUSTOM_ENV_CI_RUNNER_SHORT_TOKEN-$CUSTOM_ENV_CI_JOB_ID-$CUSTOM_ENV_CI_CONCURRENT_ID"
+}
+
 # gitlab_job SCRIPT_TEXT [AFTER_TEXT]: a whole job as the runner runs it, each stage's
 # status appended to $GL/stages ("STAGE STATUS"): the preparing and fetching stages, the
-# user's script, after_script, the caching and artifact stages of the outcome, cleanup.
-# Returns the job's outcome: 0, the build failure or the system failure status.
+# user's script (build_script, the name the runner passes for it), after_script, the
+# caching and artifact stages of the outcome, cleanup. The layout of the root prepare made
+# goes to $GL/layout. Returns the job's outcome: 0, the build failure or the system failure
+# status.
 gitlab_job() {
 	local outcome=0 s stage
 	gitlab_config || return "$GL_SYSTEM_FAILURE"
 	"$EDR_BIN" gitlab prepare --allow-local-images
 	s=$?
 	echo "prepare $s" >>"$GL/stages"
+	root_layout "$(gitlab_root)" >"$GL/layout"
 	if [[ $s -ne 0 ]]; then
 		"$EDR_BIN" gitlab cleanup
 		return "$s"
 	fi
-	for stage in prepare_script get_sources restore_cache download_artifacts step_script; do
+	for stage in prepare_script get_sources restore_cache download_artifacts build_script; do
 		case $stage in
-		step_script) gitlab_stage "$stage" "$1" ;;
+		build_script) gitlab_stage "$stage" "$1" ;;
 		get_sources) gitlab_stage "$stage" "mkdir -p '$GL_BUILDS_DIR/project' && echo source > '$GL_BUILDS_DIR/project/README'" ;;
 		*) gitlab_stage "$stage" ': runner stage' ;;
 		esac

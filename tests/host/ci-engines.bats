@@ -2,7 +2,8 @@
 # The CI engines' drivers, driven by harnesses that play each engine's documented side
 # (ci-engines.bash): `enter-devroot gitlab` as a GitLab Runner custom executor and
 # `enter-devroot github-hook` as the Actions runner's container hooks, in user-namespace
-# mode on this host (the guest suite runs the GitLab driver in chroot mode).
+# mode on this host (the guest suite runs the GitLab driver in chroot mode). The tests where
+# the layout of the drivers' roots matters run on both layouts (ci-engines.bash).
 
 load common
 load ci-engines
@@ -17,6 +18,7 @@ teardown() { edr_teardown; }
 # ---- GitLab Runner custom executor
 
 @test "gitlab config: prints the runner's JSON with builds_dir, cache_dir, hostname, driver and job_env" {
+	layout_plays_no_part "config makes no root"
 	gitlab_env 1 "$IMAGE"
 	run --separate-stderr "$EDR_BIN" gitlab config --builds-dir "$W/b" --cache-dir "$W/c"
 	assert_success
@@ -39,9 +41,10 @@ print("ok")' "$output" "$W/b" "$W/c"
 	assert_success
 	assert_output --partial source
 	assert_output --partial after-saw-step
+	assert_equal "$(cat "$GL/layout")" "$(edr_layout)"
 	# Every stage ran, in the documented order, and succeeded.
 	run cut -d' ' -f1 "$GL/stages"
-	assert_output "$(printf '%s\n' prepare prepare_script get_sources restore_cache download_artifacts step_script after_script archive_cache upload_artifacts_on_success cleanup_file_variables cleanup)"
+	assert_output "$(printf '%s\n' prepare prepare_script get_sources restore_cache download_artifacts build_script after_script archive_cache upload_artifacts_on_success cleanup_file_variables cleanup)"
 	run grep -v ' 0$' "$GL/stages"
 	assert_failure
 	# The builds directory is a host directory bound in: the job's files outlive the job.
@@ -56,25 +59,29 @@ print("ok")' "$output" "$W/b" "$W/c"
 	gitlab_env 8 "$IMAGE"
 	gitlab_config
 	"$EDR_BIN" gitlab prepare --allow-local-images
+	assert_equal "$(root_layout gitlab-t0ken-8-0)" "$(edr_layout)"
+	run gitlab_stage build_script 'exit 0'
+	assert_success
 	for code in 3 125 127; do
-		run --separate-stderr gitlab_stage step_script "echo before; exit $code"
+		run --separate-stderr gitlab_stage build_script "echo before; exit $code"
 		assert_equal "$status" "$GL_BUILD_FAILURE"
 		assert_output before
 		assert_equal "$(cat "$BUILD_EXIT_CODE_FILE")" "$code"
 	done
-	run gitlab_stage step_script 'no-such-command-here'
+	run gitlab_stage build_script 'no-such-command-here'
 	assert_equal "$status" "$GL_BUILD_FAILURE"
 	assert_equal "$(cat "$BUILD_EXIT_CODE_FILE")" 127
 	"$EDR_BIN" gitlab cleanup
 }
 
-@test "gitlab: after a failed step_script the runner's failure stages still run, and the job fails" {
+@test "gitlab: after a failed build_script the runner's failure stages still run, and the job fails" {
+	layout_plays_no_part "the stages of a failed job are the runner's choice; a failing script's status is tested on both layouts"
 	gitlab_env 9 "$IMAGE"
 	run gitlab_job 'exit 4' 'echo after-ran'
 	assert_equal "$status" "$GL_BUILD_FAILURE"
 	assert_output --partial after-ran
 	run cat "$GL/stages"
-	assert_line "step_script $GL_BUILD_FAILURE"
+	assert_line "build_script $GL_BUILD_FAILURE"
 	assert_line "archive_cache_on_failure 0"
 	assert_line "upload_artifacts_on_failure 0"
 	assert_line "cleanup 0"
@@ -82,10 +89,11 @@ print("ok")' "$output" "$W/b" "$W/c"
 }
 
 @test "gitlab: a script's commands read nothing, not the rest of the script" {
+	layout_plays_no_part "the script reaches the shell over a socket, not through the root's directory"
 	gitlab_env 10 "$IMAGE"
 	gitlab_config
 	"$EDR_BIN" gitlab prepare --allow-local-images
-	run gitlab_stage step_script $'read line; echo "read [$line]"\necho second-line-ran'
+	run gitlab_stage build_script $'read line; echo "read [$line]"\necho second-line-ran'
 	assert_success
 	assert_line 'read []'
 	assert_line second-line-ran
@@ -101,7 +109,7 @@ print("ok")' "$output" "$W/b" "$W/c"
 	[[ ! -e $(root_of gitlab-t0ken-11-0) ]]
 	# A stage of a job whose prepare never ran.
 	printf 'true\n' >"$GL/scripts/s"
-	run --separate-stderr "$EDR_BIN" gitlab run "$GL/scripts/s" step_script
+	run --separate-stderr "$EDR_BIN" gitlab run "$GL/scripts/s" build_script
 	assert_equal "$status" "$GL_SYSTEM_FAILURE"
 	assert_equal "${#stderr_lines[@]}" 1
 	assert_equal "${stderr_lines[0]:0:46}" "enter-devroot: gitlab: the job's devroot was n"
@@ -109,13 +117,34 @@ print("ok")' "$output" "$W/b" "$W/c"
 	gitlab_env 12 "$IMAGE"
 	"$EDR_BIN" gitlab prepare --allow-local-images
 	"$EDR_BIN" remove gitlab-t0ken-12-0
-	run --separate-stderr gitlab_stage step_script 'exit 3'
+	run --separate-stderr gitlab_stage build_script 'exit 3'
 	assert_equal "$status" "$GL_SYSTEM_FAILURE"
-	[[ ${stderr_lines[-1]} == "enter-devroot: gitlab: stage step_script: cannot start a shell in the job's devroot gitlab-t0ken-12-0"* ]] || fail "$stderr"
+	[[ ${stderr_lines[-1]} == "enter-devroot: gitlab: stage build_script: cannot start a shell in the job's devroot gitlab-t0ken-12-0"* ]] || fail "$stderr"
 	[[ ! -e $BUILD_EXIT_CODE_FILE ]]
 }
 
+@test "gitlab: a stage whose shell never answers (the job replaced its /bin/sh) is a system failure in one line; a script larger than the socket's buffer neither hangs the driver nor leaves a process" {
+	layout_plays_no_part "the stage's socket, not the root's directory"
+	gitlab_env 61 "$IMAGE"
+	gitlab_config
+	"$EDR_BIN" gitlab prepare --allow-local-images
+	run gitlab_stage build_script 'rm /bin/sh && printf "#!/bin/busybox ash\nexit 0\n" >/bin/sh && chmod +x /bin/sh'
+	assert_success
+	# 2 MiB of comments: more than a socket's buffer holds unread.
+	local script=$GL/scripts/big
+	head -c 2097152 /dev/zero | tr '\0' '#' | fold -w 1023 >"$script"
+	echo 'exit 0' >>"$script"
+	run --separate-stderr timeout 120 "$EDR_BIN" gitlab run "$script" build_script
+	assert_equal "$status" "$GL_SYSTEM_FAILURE"
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: gitlab: stage build_script: cannot start a shell in the job's devroot gitlab-t0ken-61-0 (enter-devroot run exited 0)" ]] || fail "$stderr"
+	run pgrep -u "$(id -u)" -af "gitlab run $script"
+	assert_failure
+	"$EDR_BIN" gitlab cleanup
+}
+
 @test "gitlab: no image and no --default-image fails the build in one line; --default-image is used otherwise" {
+	layout_plays_no_part "which image prepare takes"
 	gitlab_env 13 ""
 	unset CUSTOM_ENV_CI_JOB_IMAGE
 	gitlab_config
@@ -130,6 +159,7 @@ print("ok")' "$output" "$W/b" "$W/c"
 }
 
 @test "gitlab: services are refused with one line in the job log" {
+	layout_plays_no_part "refused before any root is made"
 	gitlab_env 14 "$IMAGE"
 	export CUSTOM_ENV_CI_JOB_SERVICES='[{"name":"postgres:15","alias":"db"}]'
 	gitlab_config
@@ -141,22 +171,23 @@ print("ok")' "$output" "$W/b" "$W/c"
 }
 
 @test "gitlab: two jobs at once get two devroots and never see each other's files" {
+	layout_plays_no_part "each job's root is a root of its own on either layout"
 	gitlab_env 21 "$IMAGE" 0
 	gitlab_config
 	"$EDR_BIN" gitlab prepare --allow-local-images
 	(
 		gitlab_env 22 "$IMAGE" 1
 		"$EDR_BIN" gitlab prepare --allow-local-images
-		gitlab_stage step_script 'echo job22 > /mine; sleep 1; cat /mine'
+		gitlab_stage build_script 'echo job22 > /mine; sleep 1; cat /mine'
 	) >"$W/job22.out" 2>&1 &
 	local other=$!
-	run gitlab_stage step_script 'echo job21 > /mine; sleep 1; cat /mine'
+	run gitlab_stage build_script 'echo job21 > /mine; sleep 1; cat /mine'
 	assert_success
 	assert_output job21
 	wait "$other"
 	[[ $(cat "$W/job22.out") == *job22* ]]
-	[[ $(cat "$(root_of gitlab-t0ken-21-0)/mine") == job21 ]]
-	[[ $(cat "$(root_of gitlab-t0ken-22-1)/mine") == job22 ]]
+	[[ $("$EDR_BIN" run gitlab-t0ken-21-0 -- cat /mine) == job21 ]]
+	[[ $("$EDR_BIN" run gitlab-t0ken-22-1 -- cat /mine) == job22 ]]
 	"$EDR_BIN" gitlab cleanup
 	CUSTOM_ENV_CI_JOB_ID=22 CUSTOM_ENV_CI_CONCURRENT_ID=1 "$EDR_BIN" gitlab cleanup
 	[[ ! -e $(root_of gitlab-t0ken-21-0) && ! -e $(root_of gitlab-t0ken-22-1) ]]
@@ -168,11 +199,12 @@ print("ok")' "$output" "$W/b" "$W/c"
 	"$EDR_BIN" gitlab prepare --allow-local-images
 	echo : >"$GL/scripts/first"
 	"$EDR_BIN" gitlab run "$GL/scripts/first" prepare_script
-	printf '%s\n' 'sleep 1000 &' '(trap "" TERM; exec sleep 1001) &' 'echo started > /started' 'sleep 1002' >"$GL/scripts/long"
-	setsid "$EDR_BIN" gitlab run "$GL/scripts/long" step_script &
+	# The job says it started in the builds directory, the host's on either layout.
+	printf '%s\n' 'sleep 1000 &' '(trap "" TERM; exec sleep 1001) &' "echo started > '$GL_BUILDS_DIR/started'" 'sleep 1002' >"$GL/scripts/long"
+	setsid "$EDR_BIN" gitlab run "$GL/scripts/long" build_script &
 	local driver=$!
-	for _ in $(seq 100); do [[ -e $(root_of gitlab-t0ken-30-0)/started ]] && break; sleep 0.1; done
-	[[ -e $(root_of gitlab-t0ken-30-0)/started ]]
+	for _ in $(seq 100); do [[ -e $GL_BUILDS_DIR/started ]] && break; sleep 0.1; done
+	[[ -e $GL_BUILDS_DIR/started ]]
 	# The stage's run is warm (the first stage's cold run made the mount points): a keeper
 	# holds its namespaces. Checked once the job is gone: a failure now would leave it running.
 	keeper=$("$EDR_BIN" list | sed -n 's/^kept: gitlab-t0ken-30-0: .* process //p')
@@ -211,7 +243,7 @@ assert c["id"] == r["state"]["root"] and c["id"].startswith("github-"), r
 print(c["id"])' "$GH/response-prepare_job.json"
 	assert_success
 	local name=$output
-	[[ -d $(root_of "$name") ]]
+	assert_equal "$(root_layout "$name")" "$(edr_layout)"
 	run gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["-e", "/__w/_temp/step.sh"],
 		"environmentVariables": {"STEP_VAR": "from-the-step"}, "prependPath": ["/__w/_tool/bin"],
 		"workingDirectory": "/__w/repo/repo"}'
@@ -224,7 +256,37 @@ print(c["id"])' "$GH/response-prepare_job.json"
 	[[ ! -e $(root_of "$name") ]]
 }
 
+@test "ci drivers on an Alpine-like root (busybox sh, no bash): a GitLab job runs end to end; github-hook's prepare_job answers isAlpine true" {
+	local image
+	image=$(alpine_image)
+	gitlab_env 60 "$image"
+	run gitlab_job 'test -f /etc/alpine-release && ! command -v bash && echo ran-in-alpine'
+	assert_success
+	assert_line ran-in-alpine
+	assert_equal "$(cat "$GL/layout")" "$(edr_layout)"
+	run grep -v ' 0$' "$GL/stages"
+	assert_failure
+	[[ ! -e $(root_of "$(gitlab_root)") ]]
+	# The hook, for a job whose container is that image.
+	gh_dirs
+	gh_hook prepare_job "$(gh_container "$image")" 2>"$W/prepare.err" || fail "$(cat "$W/prepare.err")"
+	run python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["isAlpine"], r["state"]["root"])' "$GH/response-prepare_job.json"
+	assert_success
+	local name=${output#* }
+	assert_equal "${output%% *}" True
+	assert_equal "$(root_layout "$name")" "$(edr_layout)"
+	run gh_hook run_script_step '{"entryPoint": "cat", "entryPointArgs": ["/etc/alpine-release"]}'
+	assert_success
+	assert_line 3.20.3
+	gh_hook cleanup_job '{}'
+	[[ ! -e $(root_of "$name") ]]
+}
+
 @test "github-hook: run_container_step runs in a throwaway root of its image; a Dockerfile action and services are refused in one line" {
+	layout_plays_no_part "a throwaway root of run --ephemeral, whose layout is its own"
 	gh_dirs
 	run gh_hook run_container_step "{\"image\": \"$IMAGE\", \"entryPoint\": \"sh\",
 		\"entryPointArgs\": [\"-c\", \"echo container-step in \$PWD; exit 6\"], \"workingDirectory\": \"/github/workspace\",
@@ -247,6 +309,7 @@ print(c["id"])' "$GH/response-prepare_job.json"
 }
 
 @test "github-hook: bad input is one line and exit 1" {
+	layout_plays_no_part "refused before any root is made"
 	run --separate-stderr "$EDR_BIN" github-hook <<<'not json'
 	assert_equal "$status" 1
 	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: standard input: not the runner's JSON"* ]] || fail "$stderr"
@@ -265,6 +328,7 @@ print(c["id"])' "$GH/response-prepare_job.json"
 }
 
 @test "ci drivers: a job's image naming a file or directory of the runner's host is refused unless the runner allows it" {
+	layout_plays_no_part "refused before any root is made"
 	mkdir -p "$W/private/etc"
 	echo runner-secret >"$W/private/etc/secret"
 	tar -C "$W/private" -czf "$W/private.tar.gz" etc
@@ -291,6 +355,7 @@ print(c["id"])' "$GH/response-prepare_job.json"
 }
 
 @test "examples/ci: the GitLab config.toml is valid TOML naming the driver's documented keys; the Actions hook execs github-hook" {
+	layout_plays_no_part "the examples' keys and options"
 	local examples=$BATS_TEST_DIRNAME/../../examples/ci
 	run python3 -c '
 import sys, tomllib
