@@ -15,6 +15,7 @@
 
 #include "ci/driver.h"
 #include "common/helper.h"
+#include "common/overlay.h"
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
@@ -38,6 +39,20 @@ ci_pushf (char ***v, const char *format, ...)
   cleanup_free char *s = xvasprintf (format, ap);
   va_end (ap);
   ci_push (v, s);
+}
+
+void
+ci_push_layout (char ***v, const char *mode)
+{
+  const char *env = getenv ("ENTER_DEVROOT_LAYOUT");
+  cleanup_free char *config = paths_config_value ("layout", NULL);
+  if ((env != NULL && env[0] != '\0') || config != NULL)
+    return; /* the user's: create follows it */
+  struct store_paths p;
+  store_paths_from_env (&p);
+  bool overlay = strcmp (mode, "chroot") != 0 && overlay_probe_cached (&p);
+  store_paths_clear (&p);
+  ci_push (v, overlay ? "--overlay" : "--flat");
 }
 
 void

@@ -68,6 +68,13 @@ int ci_status_from_env (const char *variable, int fallback);
 /* Append S (copied) to the NULL-terminated vector *V. */
 void ci_push (char ***v, const char *s);
 __attribute__((format (printf, 2, 3))) void ci_pushf (char ***v, const char *format, ...);
+/* Append create's layout for a job's root, entered in MODE (the driver's --mode: auto,
+ * userns or chroot): a job's root is a throwaway one that nobody looks at from the host, so
+ * an overlay of the image's stored layers (made in O(layers), nothing copied) wherever
+ * one mounts and the job may be entered in a user namespace, else flat; nothing when the
+ * user says (ENTER_DEVROOT_LAYOUT, the config file's layout), which create then follows. */
+void ci_push_layout (char ***v, const char *mode);
+
 /* Append `run NAME --mode=MODE`: the start of every command a driver runs in the job's
  * devroot (its options and the command follow). */
 void ci_push_run (char ***v, const char *name, const char *mode);

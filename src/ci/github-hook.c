@@ -253,6 +253,7 @@ create_root (const char *name, json_t *container)
   cleanup_free char *registry = NULL;
   ci_push (&args, "create");
   ci_push (&args, name);
+  ci_push_layout (&args, hook_mode);
   image_source (image, &args, &registry);
   ci_push (&args, "--quiet");
   char *auth = credentials_for (container, registry);

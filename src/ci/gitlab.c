@@ -253,6 +253,7 @@ gitlab_prepare (const struct gitlab *g)
   cleanup_free char *registry = NULL;
   ci_push (&args, "create");
   ci_push (&args, name);
+  ci_push_layout (&args, g->mode);
   if (!ci_image_source (image, local_ok, &args, &registry))
     ci_fail (ci_status_from_env ("BUILD_FAILURE_EXIT_CODE", DEFAULT_BUILD_FAILURE), DRIVER,
              "image: '%s' names a file or directory on the runner's host; jobs may not read "

@@ -12,13 +12,26 @@
 GL_BUILD_FAILURE=41
 GL_SYSTEM_FAILURE=42
 
-# tests/host/run runs this file on both layouts of the roots create makes (the defaults, then
-# "layout = overlay": tests/lib/layout.bash). The drivers' roots are made by create, so what
-# the drivers learn from inside a root (whether the stage's shell started, isAlpine) and a
-# whole job run on both; a test where the layout plays no part (no root, a refusal before
-# one, a throwaway root of run --ephemeral, whose layout is its own) says so and runs once.
+# tests/host/run runs this file on both layouts: on the defaults, where a driver makes a
+# job's root an overlay (a throwaway root nobody looks at from the host: `create --overlay`)
+# wherever one mounts, then with "layout = flat" in the config file (tests/lib/layout.bash),
+# which the drivers follow. So what the drivers learn from inside a root (whether the
+# stage's shell started, isAlpine) and a whole job run on both; a test where the layout
+# plays no part (no root, a refusal before one, a throwaway root of run --ephemeral, whose
+# layout is its own) says so and runs once.
 layout_plays_no_part() {
-	[[ $(edr_layout) == flat ]] || skip "the layout plays no part: $1"
+	[[ -z ${EDR_TEST_LAYOUT:-} ]] || skip "the layout plays no part: $1"
+}
+
+# driver_layout: the layout a driver gives a job's root in this pass.
+driver_layout() {
+	if [[ -n ${EDR_TEST_LAYOUT:-} ]]; then
+		echo "$EDR_TEST_LAYOUT"
+	elif "$EDR_BIN" doctor 2>/dev/null | grep -q '^overlay roots (userxattr) *work'; then
+		echo overlay
+	else
+		echo flat
+	fi
 }
 
 # root_layout NAME: flat or overlay, how root NAME is laid out in the store (an overlay

@@ -41,7 +41,7 @@ print("ok")' "$output" "$W/b" "$W/c"
 	assert_success
 	assert_output --partial source
 	assert_output --partial after-saw-step
-	assert_equal "$(cat "$GL/layout")" "$(edr_layout)"
+	assert_equal "$(cat "$GL/layout")" "$(driver_layout)"
 	# Every stage ran, in the documented order, and succeeded.
 	run cut -d' ' -f1 "$GL/stages"
 	assert_output "$(printf '%s\n' prepare prepare_script get_sources restore_cache download_artifacts build_script after_script archive_cache upload_artifacts_on_success cleanup_file_variables cleanup)"
@@ -59,7 +59,7 @@ print("ok")' "$output" "$W/b" "$W/c"
 	gitlab_env 8 "$IMAGE"
 	gitlab_config
 	"$EDR_BIN" gitlab prepare --allow-local-images
-	assert_equal "$(root_layout gitlab-t0ken-8-0)" "$(edr_layout)"
+	assert_equal "$(root_layout gitlab-t0ken-8-0)" "$(driver_layout)"
 	run gitlab_stage build_script 'exit 0'
 	assert_success
 	for code in 3 125 127; do
@@ -243,7 +243,7 @@ assert c["id"] == r["state"]["root"] and c["id"].startswith("github-"), r
 print(c["id"])' "$GH/response-prepare_job.json"
 	assert_success
 	local name=$output
-	assert_equal "$(root_layout "$name")" "$(edr_layout)"
+	assert_equal "$(root_layout "$name")" "$(driver_layout)"
 	run gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["-e", "/__w/_temp/step.sh"],
 		"environmentVariables": {"STEP_VAR": "from-the-step"}, "prependPath": ["/__w/_tool/bin"],
 		"workingDirectory": "/__w/repo/repo"}'
@@ -263,7 +263,7 @@ print(c["id"])' "$GH/response-prepare_job.json"
 	run gitlab_job 'test -f /etc/alpine-release && ! command -v bash && echo ran-in-alpine'
 	assert_success
 	assert_line ran-in-alpine
-	assert_equal "$(cat "$GL/layout")" "$(edr_layout)"
+	assert_equal "$(cat "$GL/layout")" "$(driver_layout)"
 	run grep -v ' 0$' "$GL/stages"
 	assert_failure
 	[[ ! -e $(root_of "$(gitlab_root)") ]]
@@ -277,7 +277,7 @@ print(r["isAlpine"], r["state"]["root"])' "$GH/response-prepare_job.json"
 	assert_success
 	local name=${output#* }
 	assert_equal "${output%% *}" True
-	assert_equal "$(root_layout "$name")" "$(edr_layout)"
+	assert_equal "$(root_layout "$name")" "$(driver_layout)"
 	run gh_hook run_script_step '{"entryPoint": "cat", "entryPointArgs": ["/etc/alpine-release"]}'
 	assert_success
 	assert_line 3.20.3

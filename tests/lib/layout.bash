@@ -2,12 +2,13 @@
 #
 # The suites run on the defaults a user gets: nothing is pinned, and create makes flat
 # roots. Where the layout matters, a runner runs the same files a second time with
-# EDR_TEST_LAYOUT=overlay, which each test's config file then says as a user would say it
-# ("layout = overlay" in $XDG_CONFIG_HOME/enter-devroot/config).
+# EDR_TEST_LAYOUT=overlay (or flat, where the default is an overlay: the CI drivers' job
+# roots), which each test's config file then says as a user would say it ("layout = ..."
+# in $XDG_CONFIG_HOME/enter-devroot/config).
 
 # edr_layout_setup: after the test's XDG directories exist.
 edr_layout_setup() {
-	[[ ${EDR_TEST_LAYOUT:-flat} == flat ]] && return 0
+	[[ -n ${EDR_TEST_LAYOUT:-} ]] || return 0
 	mkdir -p "$XDG_CONFIG_HOME/enter-devroot"
 	echo "layout = $EDR_TEST_LAYOUT" >> "$XDG_CONFIG_HOME/enter-devroot/config"
 }
