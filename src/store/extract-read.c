@@ -119,7 +119,7 @@ read_and_hash (struct archive *a, void *data, const void **buffer)
         {
           x->started = true;
           x->dec = decoder_new (x->buf, (size_t) n);
-          if (x->dec == NULL && x->opts->overlay_form && n > 0)
+          if (x->dec == NULL && (x->opts->overlay_form || x->opts->diff_id) && n > 0)
             {
               int r = inner_start (a, x, n);
               return r <= 0 ? r : inner_output (a, x, buffer);

@@ -269,7 +269,7 @@ extractor_unpack (struct extractor *x, struct source *src, char hex[SHA256_HEX_L
     }
   sha256_final (&x->hash, hex);
   sha256_final (&x->tar_hash, x->result->diff_id);
-  if (!x->opts->overlay_form)
+  if (!x->opts->overlay_form && !x->opts->diff_id)
     x->result->diff_id[0] = '\0'; /* not the uncompressed stream's: never used */
   if (src->expected_sha256 != NULL && strcmp (src->expected_sha256, hex) != 0)
     return extract_fail (x, "%s: SHA-256 mismatch: expected %s, got %s", x->desc,

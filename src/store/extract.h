@@ -33,13 +33,18 @@ struct extract_opts
    * made is to one of theirs: it becomes a copy of that file (a layer is a directory of
    * its own, which a link cannot leave). */
   char *const *lowers;
+  /* Hash the uncompressed tar stream into result.diff_id (always done with overlay_form): a
+   * flat root unpacked straight from its source (store-create.h) records its layers by
+   * it, as one made from the layer store does. */
+  bool diff_id;
 };
 
 struct extract_result
 {
   uint64_t size_bytes;                 /* regular-file bytes unpacked */
   char sha256[SHA256_HEX_LEN + 1];     /* of every byte read from the source */
-  char diff_id[SHA256_HEX_LEN + 1];    /* of the uncompressed tar stream (the last archive's) */
+  char diff_id[SHA256_HEX_LEN + 1];    /* of the uncompressed tar stream (the last archive's),
+                                        * with overlay_form or diff_id; else "" */
   unsigned long skipped_special;       /* device nodes and sockets (and links to them) not made */
   unsigned long skipped_self_links;    /* duplicates stored as a hard link to themselves */
 };

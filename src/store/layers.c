@@ -87,6 +87,27 @@ layer_present (const char *hex)
   return access (meta, F_OK) == 0;
 }
 
+size_t
+layers_stored (char *const *layers)
+{
+  size_t n = 0;
+  for (; layers != NULL && *layers != NULL; layers++)
+    {
+      const char *l = *layers;
+      n += str_has_prefix (l, DIGEST_PREFIX) && is_hex64 (l + strlen (DIGEST_PREFIX))
+           && layer_present (l + strlen (DIGEST_PREFIX));
+    }
+  return n;
+}
+
+void
+layer_check_diff_id (const char *what, const char *want, const char *got)
+{
+  if (strcmp (want, got) != 0)
+    die ("%s: diff_id mismatch: the image's config says " DIGEST_PREFIX "%s, the uncompressed "
+         "layer is " DIGEST_PREFIX "%s", what, want, got);
+}
+
 uint64_t
 layer_size (const char *hex)
 {
@@ -159,13 +180,14 @@ remove_debris (const char *dir)
     closedir (d);
 }
 
-/* Whether the filesystem of DIRFD clones files by reference: two unnamed one-byte files
- * (O_TMPFILE: nothing to clean up), one FICLONE. */
+/* Whether a file in the directory FROM can be cloned by reference into the directory TO
+ * (one filesystem that shares extents): two unnamed one-byte files (O_TMPFILE: nothing to
+ * clean up), one FICLONE. */
 static bool
-can_clone (int dirfd)
+can_clone (int from_dir, int to_dir)
 {
-  cleanup_fd int from = openat (dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  cleanup_fd int to = openat (dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  cleanup_fd int from = openat (from_dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  cleanup_fd int to = openat (to_dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   return from >= 0 && to >= 0 && write_all (from, "", 1) == 0 && ioctl (to, FICLONE, from) == 0;
 }
 
@@ -212,7 +234,7 @@ layer_unpack (struct source *src, const char *want, const struct extract_opts *x
   opts.overlay_form = true;
   /* Where roots will clone the layer's files (FICLONE writes back each source file's dirty
    * pages before sharing them), start that writeback as each file is written. */
-  opts.start_writeback = can_clone (sfd);
+  opts.start_writeback = can_clone (sfd, sfd);
   struct extract_result res = { 0 };
   struct extractor *x;
   if (want != NULL)
@@ -228,9 +250,8 @@ layer_unpack (struct source *src, const char *want, const struct extract_opts *x
 
   if (res.diff_id[0] == '\0')
     die ("%s: the extractor gave no digest of the uncompressed stream", src->description);
-  if (want != NULL && strcmp (want, res.diff_id) != 0)
-    die ("%s: diff_id mismatch: the image's config says " DIGEST_PREFIX "%s, the uncompressed "
-         "layer is " DIGEST_PREFIX "%s", src->description, want, res.diff_id);
+  if (want != NULL)
+    layer_check_diff_id (src->description, want, res.diff_id);
   memcpy (hex, res.diff_id, SHA256_HEX_LEN + 1);
   if (archive_hex != NULL)
     memcpy (archive_hex, res.sha256, SHA256_HEX_LEN + 1);
@@ -314,10 +335,11 @@ layer_ensure (struct source *blob, const char *diff_id, const struct extract_opt
   memcpy (hex, want, SHA256_HEX_LEN + 1);
 }
 
-void
-layer_ensure_archive (struct source *src, const struct extract_opts *xopts,
-                      char hex[SHA256_HEX_LEN + 1], char archive_hex[SHA256_HEX_LEN + 1])
+bool
+layer_find_archive (struct source *src, char hex[SHA256_HEX_LEN + 1],
+                    char archive_hex[SHA256_HEX_LEN + 1])
 {
+  archive_hex[0] = '\0';
   /* Bytes the cache hashed from this very fd just before (a template, a URL), or none at
    * all (fd -1: a template whose layer the catalogue's digest found), are not read (again)
    * when their layer is stored: the root is that layer. */
@@ -326,7 +348,7 @@ layer_ensure_archive (struct source *src, const struct extract_opts *xopts,
       memcpy (archive_hex, src->expected_sha256, SHA256_HEX_LEN + 1);
       verbose ("%s: sha256:%s is layer sha256:%s, kept before: not read again",
                src->description, archive_hex, hex);
-      return;
+      return true;
     }
   if (src->fd < 0)
     die ("%s: layer of sha256:%s no longer in the layer store", src->description,
@@ -335,24 +357,51 @@ layer_ensure_archive (struct source *src, const struct extract_opts *xopts,
    * layer a create from the same bytes made; a mismatch with the digest it must have is
    * refused here, as the extractor would. */
   struct stat st;
+  if (fstat (src->fd, &st) < 0 || !S_ISREG (st.st_mode) || src->length != 0)
+    return false;
+  if (sha256_fd (src->fd, UINT64_MAX, archive_hex) < 0)
+    die_with_error ("%s: read error", src->description);
+  if (lseek (src->fd, 0, SEEK_SET) < 0)
+    die_with_error ("%s: cannot rewind", src->description);
+  if (src->expected_sha256 != NULL && strcmp (src->expected_sha256, archive_hex) != 0)
+    die ("%s: SHA-256 mismatch: expected %s, got %s", src->description, src->expected_sha256,
+         archive_hex);
+  return archive_layer (archive_hex, hex);
+}
+
+void
+layer_unpack_archive (struct source *src, const struct extract_opts *xopts,
+                      char hex[SHA256_HEX_LEN + 1], char archive_hex[SHA256_HEX_LEN + 1])
+{
   cleanup_fd int lock = -1; /* that digest's, while it is unpacked (unpack_lock) */
-  if (fstat (src->fd, &st) == 0 && S_ISREG (st.st_mode) && src->length == 0)
+  if (archive_hex[0] != '\0')
     {
-      if (sha256_fd (src->fd, UINT64_MAX, archive_hex) < 0)
-        die_with_error ("%s: read error", src->description);
-      if (lseek (src->fd, 0, SEEK_SET) < 0)
-        die_with_error ("%s: cannot rewind", src->description);
-      if (src->expected_sha256 != NULL && strcmp (src->expected_sha256, archive_hex) != 0)
-        die ("%s: SHA-256 mismatch: expected %s, got %s", src->description,
-             src->expected_sha256, archive_hex);
-      if (archive_layer (archive_hex, hex))
-        return;
       lock = unpack_lock ("archive", archive_hex, src->description);
       if (archive_layer (archive_hex, hex)) /* the create we waited for made it */
         return;
     }
   layer_unpack (src, NULL, xopts, hex, archive_hex);
   archive_layer_record (archive_hex, hex);
+}
+
+void
+layer_ensure_archive (struct source *src, const struct extract_opts *xopts,
+                      char hex[SHA256_HEX_LEN + 1], char archive_hex[SHA256_HEX_LEN + 1])
+{
+  if (!layer_find_archive (src, hex, archive_hex))
+    layer_unpack_archive (src, xopts, hex, archive_hex);
+}
+
+bool
+layers_clone_into (int rootfd)
+{
+  cleanup_free char *dir = layers_dir ();
+  if (mkdir_p (dir, LAYERS_DIR_MODE) < 0)
+    die_with_error ("cannot create %s", dir);
+  cleanup_fd int fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    die_with_error ("cannot open %s", dir);
+  return can_clone (fd, rootfd);
 }
 
 /* ---- cache list, cache clean */

@@ -37,9 +37,34 @@
 void layer_ensure (struct source *blob, const char *diff_id, const struct extract_opts *x,
                    char hex[65]);
 
-/* The same for a plain tarball, also giving the SHA-256 of its bytes (a root's "sha256"). */
+/* The same for a plain tarball, also giving the SHA-256 of its bytes (a root's "sha256"):
+ * layer_find_archive, else layer_unpack_archive. */
 void layer_ensure_archive (struct source *src, const struct extract_opts *x, char hex[65],
                            char archive_hex[65]);
+
+/* The layer a create from the plain tarball SRC made before: true with HEX and ARCHIVE_HEX
+ * set and the layer held (archive_layer). False when none is stored, SRC at its start and
+ * ARCHIVE_HEX the SHA-256 of its bytes where it could be hashed first (a regular file),
+ * else "". die()s on a mismatch with src->expected_sha256. */
+bool layer_find_archive (struct source *src, char hex[65], char archive_hex[65]);
+
+/* Unpack SRC, which layer_find_archive did not find (ARCHIVE_HEX as it left it), into the
+ * store, or take the layer a create unpacking it meanwhile made; sets HEX and ARCHIVE_HEX. */
+void layer_unpack_archive (struct source *src, const struct extract_opts *x, char hex[65],
+                           char archive_hex[65]);
+
+/* Whether a file of the layer store can be cloned by reference (FICLONE) into the
+ * directory ROOTFD: then a flat root costs no second write of its data when its layers are
+ * unpacked into the store first; elsewhere a create that finds none of them stored unpacks
+ * straight into the root (store-create.h). */
+bool layers_clone_into (int rootfd);
+
+/* How many of the layers LAYERS names ("sha256:HEX", NULL-terminated) are in the store. */
+size_t layers_stored (char *const *layers);
+
+/* die()s with one line unless the layer WHAT unpacked to the diff_id GOT (hex), the one
+ * its image's config names, WANT (hex). */
+void layer_check_diff_id (const char *what, const char *want, const char *got);
 
 /* The layer a plain tarball whose SHA-256 is AHEX was unpacked into, into HEX, held (as a
  * create holds its layers) until this process exits; false when there is none. */

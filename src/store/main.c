@@ -29,6 +29,7 @@
 #include "store/extract.h"
 #include "store/fetch.h"
 #include "store/interrupt.h"
+#include "store/layers.h"
 #include "store/oci.h"
 #include "store/oci-ref.h"
 #include "store/progress.h"
@@ -112,8 +113,11 @@ source_stamp_path (const struct cli *cli)
 
 /* After a create, keep what its source resolved to (the new root's layers and image
  * config) for `run --ephemeral` (resolved.h), when the stamp taken before the create
- * (STAMP of STAMP_PATH) still holds: the source did not change while it was read. KEY:
- * resolved_key's, taken before the create. */
+ * (STAMP of STAMP_PATH) still holds: the source did not change while it was read, and
+ * when its layers are stored: a flat root unpacked straight from its source
+ * (store-create.h) has none there, and a record must name only layers a run can mount
+ * (without one, `run --ephemeral` and `create --overlay` go through the helper, which
+ * stores the layers and writes the record). KEY: resolved_key's, taken before the create. */
 static void
 remember_resolved (const struct cli *cli, const char *key, const char *stamp_path,
                    const char *stamp)
@@ -122,7 +126,8 @@ remember_resolved (const struct cli *cli, const char *key, const char *stamp_pat
   if (key == NULL || stamp == NULL || now == NULL || strcmp (now, stamp) != 0)
     return;
   struct meta m;
-  if (roots_read_meta (cli->name, &m) && m.layers != NULL && m.layers[0] != NULL)
+  if (roots_read_meta (cli->name, &m) && m.layers != NULL && m.layers[0] != NULL
+      && layers_stored (m.layers) == strv_length (m.layers))
     resolved_write (key, &m, stamp_path, stamp);
   meta_clear (&m);
 }

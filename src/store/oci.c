@@ -195,12 +195,32 @@ apply_ensure (char (*hexes)[SHA256_HEX_LEN + 1], void *data)
   oci_layers_ensure (a->s, a->m, a->diff_ids, a->layers, a->xopts, hexes);
 }
 
+static const char *
+apply_unpack (struct extractor *x, size_t i, void *data)
+{
+  struct apply *a = data;
+  /* In the store when the create started, but a `cache clean` removed it since. */
+  if (a->layers[i].fd < 0)
+    a->s->open_blob (a->s, &a->m->layers[i], &a->layers[i]);
+  extract_layer (x, &a->layers[i]);
+  return a->layers[i].description;
+}
+
 static void
 apply_finish (int rootfd, void *data)
 {
   struct apply *a = data;
   if (a->workdir != NULL)
     make_workdir (rootfd, a->what, a->workdir);
+}
+
+/* A's layers as store_create_from_layers takes them. */
+static struct image_layers
+apply_layers (struct apply *a)
+{
+  return (struct image_layers) { .n = a->n_layers, .diff_ids = a->diff_ids,
+                                 .ensure = apply_ensure, .unpack = apply_unpack,
+                                 .finish = apply_finish, .data = a };
 }
 
 /* From the manifest TEXT (digest DIGEST) to a devroot NAME. */
@@ -220,8 +240,8 @@ create_from_manifest (const char *name, const char *ref, struct image_source *s,
   oci_config_parse (config, clen, cwhat, &image, &diff_ids);
   struct apply a;
   apply_open (&a, s, &m, diff_ids, image.workdir, xopts);
-  store_create_from_layers (name, ref, digest_hex (digest), &image, a.n_layers, apply_ensure,
-                            apply_finish, &a, xopts);
+  struct image_layers l = apply_layers (&a);
+  store_create_from_layers (name, ref, digest_hex (digest), &image, &l, xopts);
   apply_clear (&a);
   meta_clear (&(struct meta) { .image = image });
   oci_manifest_clear (&m);
@@ -475,8 +495,8 @@ create_from_archive (const char *name, const char *arg, const char *recorded,
   struct image_source s = { .what = arg, .open_blob = archive_open_blob, .data = &ai };
   struct apply a;
   apply_open (&a, &s, &m, ai.diff_ids, image.workdir, xopts);
-  store_create_from_layers (name, recorded, digest_hex (image.digest), &image, a.n_layers,
-                            apply_ensure, apply_finish, &a, xopts);
+  struct image_layers l = apply_layers (&a);
+  store_create_from_layers (name, recorded, digest_hex (image.digest), &image, &l, xopts);
   apply_clear (&a);
   meta_clear (&(struct meta) { .image = image });
   oci_manifest_clear (&m);

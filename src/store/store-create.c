@@ -17,6 +17,7 @@
 #include "common/root-create.h"
 #include "common/paths.h"
 #include "common/roots.h"
+#include "common/slurm-job.h"
 #include "common/userns.h"
 #include "common/util.h"
 #include "common/verbose.h"
@@ -111,6 +112,63 @@ take_image_config (int rootfd, void *data)
     image_config_remove (rootfd);
 }
 
+/* A throwaway root (run --ephemeral's, a Slurm job's) is made again from the same source
+ * job after job: its layers are worth keeping, so that the next one copies rather than
+ * decompresses. */
+static bool
+is_throwaway (const char *name)
+{
+  char job[SLURM_JOB_ID_DIGITS_MAX + 1];
+  bool named;
+  const char *where;
+  return str_has_prefix (name, EPHEMERAL_PREFIX)
+         || jobroot_parse (name, SLURM_ROOT_PLUGIN, job, &named, &where);
+}
+
+/* Where the layer store's files cannot be cloned into the new root (ext4, tmpfs, most
+ * homes), unpacking a flat root's layers into the store and copying them into the root
+ * would write every file twice: a create that finds none of them stored unpacks straight
+ * into the root instead and keeps no layer (an overlay root, which needs them, stores
+ * them, and so does a throwaway root; later flat creates then copy from there). Where the
+ * files can be cloned, the layers are stored first, as the clone costs no second write. */
+static bool
+unpack_straight (const struct creation *c, bool any_stored, const struct extract_opts *xopts)
+{
+  if (xopts->overlay || any_stored || is_throwaway (c->name) || layers_clone_into (c->rootfd))
+    return false;
+  verbose ("%s: this filesystem cannot share the layer store's data with the new root: "
+           "unpacking straight into it (no layer kept)", c->name);
+  return true;
+}
+
+/* The flat root of the plain tarball SRC unpacked straight into C's staging directory
+ * (unpack_straight): its metadata records the layer it would have been, by diff_id. */
+static void
+create_flat_archive (struct creation *c, struct source *src, const struct extract_opts *xopts)
+{
+  struct extract_opts opts = *xopts;
+  opts.diff_id = true;
+  struct extract_result res = { 0 };
+  struct extractor *x = extract_archive (c->rootfd, src, &opts, &res);
+  struct meta m = {
+    .name = xstrdup (c->name),
+    .source = xstrdup (src->origin),
+    .sha256 = xstrdup (res.sha256),
+    .created = format_rfc3339_utc (time (NULL)),
+    .size_bytes = res.size_bytes,
+    .layers = xcalloc (2, sizeof (char *)),
+  };
+  m.layers[0] = xasprintf ("sha256:%s", res.diff_id);
+  /* Before the directories get their modes (extract_finish), which may make them
+   * read-only. */
+  take_image_config (c->rootfd, &(struct config_take) { .m = &m, .what = src->description });
+  account_ensure_user (c->rootfd);
+  extract_finish (x);
+  creation_commit (c, &m);
+  meta_clear (&m);
+  extract_finish_root (x);
+}
+
 void
 store_create (const char *name, struct source *src, const struct extract_opts *xopts)
 {
@@ -118,9 +176,18 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   store_creation_begin (&c, name);
 
   /* A plain tarball is a one-layer image: unpacked once into the layer store (a second
-   * create from the same bytes finds it there), then copied into the new root. */
+   * create from the same bytes finds it there), then copied into the new root; or
+   * straight into a flat root (unpack_straight). */
   char hex[SHA256_HEX_LEN + 1], archive_hex[SHA256_HEX_LEN + 1];
-  layer_ensure_archive (src, xopts, hex, archive_hex);
+  bool stored = layer_find_archive (src, hex, archive_hex);
+  if (unpack_straight (&c, stored, xopts))
+    {
+      create_flat_archive (&c, src, xopts);
+      creation_end (&c);
+      return;
+    }
+  if (!stored)
+    layer_unpack_archive (src, xopts, hex, archive_hex);
   uint64_t size = layer_size (hex);
   check_size (src->description, size, xopts);
   struct meta m = {
@@ -148,35 +215,68 @@ store_create (const char *name, struct source *src, const struct extract_opts *x
   creation_end (&c);
 }
 
+/* The flat root of L's layers applied in order straight into C's staging directory, with
+ * the image spec's whiteouts (extract.h), each checked against its diff_id
+ * (unpack_straight). M: the metadata, its size set here. */
+static void
+create_flat_layers (struct creation *c, struct meta *m, const struct image_layers *l,
+                    const struct extract_opts *xopts)
+{
+  struct extract_opts opts = *xopts;
+  opts.diff_id = true;
+  struct extract_result res = { 0 };
+  struct extractor *x = extract_begin (c->rootfd, &opts, &res);
+  for (size_t i = 0; i < l->n; i++)
+    {
+      const char *what = l->unpack (x, i, l->data);
+      layer_check_diff_id (what, l->diff_ids[i] + strlen ("sha256:"), res.diff_id);
+    }
+  if (l->finish != NULL)
+    l->finish (c->rootfd, l->data);
+  account_ensure_user (c->rootfd);
+  extract_finish (x);
+  m->size_bytes = res.size_bytes;
+  creation_commit (c, m);
+  extract_finish_root (x);
+}
+
 void
 store_create_from_layers (const char *name, const char *origin, const char *sha256,
-                          const struct meta_image *image, size_t n,
-                          void (*ensure) (char (*hexes)[SHA256_HEX_LEN + 1], void *data),
-                          void (*finish) (int rootfd, void *data), void *data,
+                          const struct meta_image *image, const struct image_layers *l,
                           const struct extract_opts *xopts)
 {
   struct creation c;
   store_creation_begin (&c, name);
-  char (*hexes)[SHA256_HEX_LEN + 1] = xcalloc (n + 1, sizeof *hexes);
-  ensure (hexes, data);
-  uint64_t total = 0;
-  for (size_t i = 0; i < n; i++)
-    total += layer_size (hexes[i]);
-  check_size (origin, total, xopts);
+  size_t n = l->n;
   struct meta m = {
     .name = xstrdup (name),
     .source = xstrdup (origin),
     .sha256 = xstrdup (sha256),
     .created = format_rfc3339_utc (time (NULL)),
-    .size_bytes = total,
     .image = *image, /* borrowed: not cleared below */
     .layers = xcalloc (n + 1, sizeof (char *)),
   };
   for (size_t i = 0; i < n; i++)
-    m.layers[i] = xasprintf ("sha256:%s", hexes[i]);
+    m.layers[i] = xstrdup (l->diff_ids[i]);
+  /* A layer stored already is copied from the store (its blob may be gone). */
+  if (n > 0 && unpack_straight (&c, layers_stored (m.layers) > 0, xopts))
+    {
+      create_flat_layers (&c, &m, l, xopts);
+      m.image = (struct meta_image) { 0 };
+      meta_clear (&m);
+      creation_end (&c);
+      return;
+    }
+  char (*hexes)[SHA256_HEX_LEN + 1] = xcalloc (n + 1, sizeof *hexes);
+  l->ensure (hexes, l->data);
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += layer_size (hexes[i]);
+  check_size (origin, total, xopts);
+  m.size_bytes = total;
   /* An overlay needs a layer: an image of none is an empty flat root. */
   if (n > 0 && xopts->overlay)
-    creation_commit_overlay (&c, &m, finish, creation_workdir_present, data);
+    creation_commit_overlay (&c, &m, l->finish, creation_workdir_present, l->data);
   else
     {
       char **list = xcalloc (n + 1, sizeof *list);
@@ -184,8 +284,8 @@ store_create_from_layers (const char *name, const char *origin, const char *sha2
         list[i] = hexes[i];
       m.size_bytes = layers_flatten (c.rootfd, list, n, origin);
       free (list);
-      if (finish != NULL)
-        finish (c.rootfd, data);
+      if (l->finish != NULL)
+        l->finish (c.rootfd, l->data);
       account_ensure_user (c.rootfd);
       creation_commit (&c, &m);
       /* The top layer's root directory, as an overlay would show it; an image of no

@@ -339,22 +339,120 @@ serve_dir() {
 	assert_store_unchanged
 }
 
-@test "create: where the filesystem cannot clone by reference, a second root is a copy of the layer, not a second unpacking" {
+# no_reflink: skip unless the test's filesystem refuses to clone by reference (ext4,
+# tmpfs), where a flat create unpacks straight into the root (store-create.h).
+no_reflink() {
 	echo x > "$W/probe"
 	if cp --reflink=always "$W/probe" "$W/probe2" 2>/dev/null; then
 		skip "this filesystem clones by reference (root.bats covers that case)"
 	fi
-	edr create a
+}
+
+# writes_of CMD...: run CMD; print the bytes it and the children it reaped passed to
+# write(2) and copy_file_range(2) (wchar) and sent to storage (write_bytes, 0 on tmpfs),
+# from the waiting process's own /proc/self/io, into which a reaped child's are added.
+writes_of() {
+	python3 -c 'import os, sys
+def io():
+    with open("/proc/self/io") as f:
+        return {k: int(v) for k, v in (l.split(": ") for l in f.read().splitlines())}
+before = io()
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+status = os.waitpid(pid, 0)[1]
+after = io()
+print(after["wchar"] - before["wchar"], after["write_bytes"] - before["write_bytes"])
+sys.exit(os.waitstatus_to_exitcode(status))' "$@"
+}
+
+@test "create: where the filesystem cannot clone by reference, a cold flat create writes each file once and keeps no layer" {
+	no_reflink
+	# 16 MiB of incompressible files: one tree's worth of writes stands out from two.
+	mkdir -p "$W/tree/opt"
+	tar -xzf "$EDR_TEMPLATE" -C "$W/tree"
+	for i in 1 2 3 4 5 6 7 8; do head -c 2M /dev/urandom > "$W/tree/opt/f$i"; done
+	tar -C "$W/tree" -cf - . | gzip -1 > "$W/t.tar.gz"
+	local tree wchar write_bytes
+	tree=$(find "$W/tree" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+	read -r wchar write_bytes < <(writes_of "$EDR_BIN" create a --from "$W/t.tar.gz") ||
+		fail "create failed"
+	((wchar < tree * 3 / 2)) || fail "create wrote $wchar bytes for a tree of $tree (twice: unpacked, then copied)"
+	((write_bytes < tree * 3 / 2)) || fail "create sent $write_bytes bytes to storage for a tree of $tree"
+	[[ -z $(ls -A "$XDG_CACHE_HOME/enter-devroot/layers/sha256" 2>/dev/null) ]] ||
+		fail "a layer was kept: $(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256")"
+	assert_equal "$(tree_listing "$(root_of a)/usr")" "$(tree_listing "$W/tree/usr")"
+	local i
+	for i in 1 2 3 4 5 6 7 8; do cmp "$W/tree/opt/f$i" "$(root_of a)/opt/f$i"; done
+	# The metadata names the layer the root is, by its diff_id, as a copy of a stored one would.
+	local diff_id
+	diff_id=$(gzip -dc "$W/t.tar.gz" | sha256sum | cut -d' ' -f1)
+	grep -q "\"layers\": \[\"sha256:$diff_id\"\]" "$(store)/meta/a.json" ||
+		fail "metadata: $(cat "$(store)/meta/a.json")"
+	edr_run run a -- cat /etc/passwd
+	assert_success
+}
+
+@test "create: a flat root unpacked straight and one copied from the stored layer are the same tree" {
+	no_reflink
+	mktar "$W/t.tar" d etc m 0555 d ro f ro/f inside h ro/g ro/f l etc/l ../ro/f \
+		m 0700 d priv f priv/x x
+	edr create straight --from "$W/t.tar"
+	edr create o --overlay --from "$W/t.tar" # stores the layer
+	[[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256") ]] || fail "no layer stored"
+	edr create copied --from "$W/t.tar"
+	local listing='(cd "$1" && find . -mindepth 1 -printf "%p %y %m %n %s %T@ %l\n" | LC_ALL=C sort)'
+	assert_equal "$(bash -c "$listing" _ "$(root_of straight)")" "$(bash -c "$listing" _ "$(root_of copied)")"
+	assert_equal "$(stat -c '%a %Y' "$(root_of straight)")" "$(stat -c '%a %Y' "$(root_of copied)")"
+	assert_equal "$(sed 's/"name": "[a-z]*"//; s/"created": "[^"]*"//' "$(store)/meta/straight.json")" \
+		"$(sed 's/"name": "[a-z]*"//; s/"created": "[^"]*"//' "$(store)/meta/copied.json")"
+}
+
+@test "create: where the filesystem cannot clone by reference, a layer an overlay root stored is copied, not unpacked again" {
+	no_reflink
+	edr create o --overlay
 	local l ino
 	l=$(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256")
 	ino=$(stat -c %i "$XDG_CACHE_HOME/enter-devroot/layers/sha256/$l/tree")
-	edr create b
-	# The same layer directory (not unpacked again), and b's files are its own.
+	edr_run -v create a
+	assert_success
+	[[ $stderr != *"unpacking"* ]] || fail "unpacked again: $stderr"
+	# The same layer directory (not unpacked again), and a's files are its own.
 	assert_equal "$(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256")" "$l"
 	assert_equal "$(stat -c %i "$XDG_CACHE_HOME/enter-devroot/layers/sha256/$l/tree")" "$ino"
-	[[ $(stat -c %i "$(root_of a)/bin/busybox") != $(stat -c %i "$(root_of b)/bin/busybox") ]] ||
-		fail "a and b share an inode"
-	cmp "$(root_of a)/bin/busybox" "$(root_of b)/bin/busybox"
+	[[ $(stat -c %i "$(root_of a)/bin/busybox") != $(stat -c %i "$XDG_CACHE_HOME/enter-devroot/layers/sha256/$l/tree/bin/busybox") ]] ||
+		fail "a shares an inode with the layer"
+	cmp "$(root_of a)/bin/busybox" "$XDG_CACHE_HOME/enter-devroot/layers/sha256/$l/tree/bin/busybox"
+}
+
+@test "create: after a cold flat create, cache list shows no layer, cache clean removes nothing and the root still runs" {
+	no_reflink
+	edr create a
+	edr_run cache list
+	assert_success
+	refute_output --partial "layer, used by"
+	edr_run cache clean
+	assert_success
+	refute_output --partial "unused layer"
+	edr_run run a -- true
+	assert_success
+	# Removed, it leaves nothing in the store for a clean to find.
+	edr remove a
+	edr_run cache clean
+	assert_success
+	refute_output --partial "layer"
+}
+
+@test "create: --max-size stops a cold flat create unpacking straight into the root, leaving nothing" {
+	no_reflink
+	mkdir -p "$W/tree"
+	head -c 3M /dev/urandom > "$W/tree/big"
+	tar -C "$W/tree" -cf "$W/big.tar" .
+	edr_run create big --from "$W/big.tar" --max-size 1M
+	assert_edr_error 125 "exceeds the limit of 1048576 bytes"
+	[[ ! -e $(root_of big) ]] || fail "a root was left"
+	[[ -z $(ls -A "$(store)/staging") ]] || fail "staging left: $(ls -A "$(store)/staging")"
+	[[ -z $(ls -A "$XDG_CACHE_HOME/enter-devroot/layers/sha256" 2>/dev/null) ]] || fail "a layer was left"
 }
 
 @test "create: a sparse file that ends in a hole keeps its size and content" {

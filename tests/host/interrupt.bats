@@ -47,14 +47,14 @@ assert_nothing_created() {
 	assert_store_unchanged
 }
 
-# interrupt_mid_extraction SIG NUMBER: a create reading a FIFO that holds half of a big
-# archive is stopped by SIG once files are unpacked in staging.
+# interrupt_mid_extraction SIG NUMBER [OPTION...]: a create (with OPTIONs) reading a FIFO
+# that holds half of a big archive is stopped by SIG once files are unpacked in staging.
 interrupt_mid_extraction() {
 	big_tarball "$W/big.tar" 10 100 32768
 	mkfifo "$W/fifo"
 	exec 8<>"$W/fifo" # a writer exists: the create's open does not block
 	store_snapshot
-	"$EDR_BIN" create dev --from "$W/fifo" >/dev/null 2>"$T/err" 3>&- &
+	"$EDR_BIN" create dev --from "$W/fifo" "${@:3}" >/dev/null 2>"$T/err" 3>&- &
 	bg_pid=$!
 	timeout 30 head -c $((16 << 20)) "$W/big.tar" >&8 &
 	local feeder=$! i
@@ -81,6 +81,16 @@ interrupt_mid_extraction() {
 
 @test "interrupt: SIGHUP mid-extraction removes the staging directory, one line, exit 129" {
 	interrupt_mid_extraction HUP 1
+}
+
+@test "interrupt: SIGINT mid-extraction of an overlay root's layer removes the layer being made, one line, exit 130" {
+	unshare -U true 2>/dev/null || skip "unprivileged user namespaces are not available on this host"
+	# An overlay root's layer is unpacked into the layer store, whatever the filesystem.
+	# The overlay probe's kept answer (made by the first overlay create) is no debris.
+	small_tarball "$W/small.tar"
+	"$EDR_BIN" create probe --overlay --from "$W/small.tar" && "$EDR_BIN" remove probe ||
+		fail "an overlay create failed"
+	interrupt_mid_extraction INT 2 --overlay
 }
 
 @test "interrupt: a create waiting for its first byte is interrupted at once" {

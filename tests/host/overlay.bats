@@ -576,7 +576,8 @@ assert_store_clean() {
 @test "overlay: run --ephemeral of a cached image mounts its layers itself: no store helper, no root, nothing left" {
 	is_root && skip "as root auto mode enters in chroot"
 	cp "$EDR_TEMPLATE" "$T/img.tar.gz"
-	edr_run create c --from "$T/img.tar.gz" # caches the layer, and what the source resolved to
+	# An overlay root stores the layer, and what the source resolved to (a flat one need not).
+	edr_run create c --overlay --from "$T/img.tar.gz"
 	assert_status 0
 	edr_run remove c
 	lone_binary
@@ -621,7 +622,7 @@ x"
 
 @test "overlay: run --ephemeral of a cached image whose supervisor is killed leaves nothing" {
 	is_root && skip "as root auto mode enters in chroot"
-	edr_run create c --from "$EDR_TEMPLATE"
+	edr_run create c --overlay --from "$EDR_TEMPLATE"
 	assert_status 0
 	edr_run remove c
 	"$EDR_BIN" run --ephemeral --from "$EDR_TEMPLATE" -- sh -c "sleep 300; echo $T" &
@@ -637,7 +638,7 @@ x"
 
 @test "overlay: run --ephemeral --save of a cached image still saves the root" {
 	is_root && skip "as root auto mode enters in chroot"
-	edr_run create c --from "$EDR_TEMPLATE"
+	edr_run create c --overlay --from "$EDR_TEMPLATE"
 	assert_status 0
 	edr_run run --ephemeral --from "$EDR_TEMPLATE" --save "$T/saved.tar.gz" -- sh -c 'echo kept > /kept'
 	assert_status 0
@@ -712,6 +713,45 @@ f $size_f $layer $size_f"
 	assert_nothing_mounted_on_host
 }
 
+@test "overlay: after a flat create that stored no layer, run --ephemeral and create --overlay of the source unpack it then" {
+	is_root && skip "as root auto mode enters in chroot"
+	echo x > "$W/probe"
+	if cp --reflink=always "$W/probe" "$W/probe2" 2>/dev/null; then
+		skip "this filesystem clones by reference: a flat create stores the layer"
+	fi
+	mkdir "$T/img"
+	tar -xzf "$EDR_TEMPLATE" -C "$T/img"
+	echo mine > "$T/img/marker"
+	tar -czf "$T/img.tar.gz" -C "$T/img" .
+	edr_run create f --from "$T/img.tar.gz"
+	assert_status 0
+	# No layer, and no record naming one, for the runs below to trust.
+	local lid
+	lid=$(gzip -dc "$T/img.tar.gz" | sha256sum | cut -d' ' -f1)
+	grep -q "sha256:$lid" "$(store)/meta/f.json" || fail "f does not name its layer: $(cat "$(store)/meta/f.json")"
+	[[ ! -e $XDG_CACHE_HOME/enter-devroot/layers/sha256/$lid ]] || fail "the layer was stored"
+	[[ -z $(ls -A "$XDG_CACHE_HOME/enter-devroot/layers/resolved" 2>/dev/null) ]] ||
+		fail "a record of layers not stored: $(cat "$XDG_CACHE_HOME"/enter-devroot/layers/resolved/*)"
+	edr_run run --ephemeral --from "$T/img.tar.gz" -- cat /marker
+	assert_status 0
+	assert_output mine
+	[[ -d $XDG_CACHE_HOME/enter-devroot/layers/sha256/$lid/tree ]] || fail "run --ephemeral stored no layer"
+	edr_run create o --overlay --from "$T/img.tar.gz"
+	assert_status 0
+	edr_run run o -- cat /marker
+	assert_status 0
+	assert_output mine
+	# The flat root and the overlay root name the same layer, which a clean keeps.
+	local lf lo
+	lf=$(sed -n 's/.*"layers": \(\[[^]]*\]\).*/\1/p' "$(store)/meta/f.json")
+	lo=$(sed -n 's/.*"layers": \(\[[^]]*\]\).*/\1/p' "$(store)/meta/o.json")
+	assert_equal "$lf" "$lo"
+	edr_run cache list
+	assert_output --regexp "layer, used by: f o"
+	assert_equal "$(ls -A "$(store)/roots" | tr '\n' ' ')" "f o "
+	assert_nothing_mounted_on_host
+}
+
 @test "overlay: three creates of one new image at once unpack its layer once; the others wait and share it" {
 	# The busybox template and 24 MiB of incompressible files: an unpack long enough
 	# (gzip, hashing, writing) for three creates started together to overlap.
@@ -722,7 +762,7 @@ f $size_f $layer $size_f"
 	local before
 	before=$(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256" 2>/dev/null | wc -l)
 	for r in a b c; do
-		"$EDR_BIN" -v create "$r" --from "$W/big.tar.gz" 2> "$W/$r.err" &
+		"$EDR_BIN" -v create "$r" --overlay --from "$W/big.tar.gz" 2> "$W/$r.err" &
 	done
 	wait
 	local unpacked=0 r
