@@ -326,6 +326,9 @@ extract_layer (struct extractor *x, struct source *src)
   die_on_error (x, extractor_layer (x, src));
   warn_skipped (x, x->result->skipped_special - skipped_before,
                 x->result->skipped_self_links - self_links_before);
+  /* Named by its layer, as when each layer is unpacked alone (the layer store). */
+  warn_xattr_drops (x);
+  xattr_drops_clear (&x->drops);
 }
 
 void

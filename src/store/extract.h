@@ -71,6 +71,8 @@ struct extractor *extract_archive (int rootfd, struct source *src,
  * the top of extract.c. result->sha256 is left empty: an image is named by its manifest. */
 struct extractor *extract_begin (int rootfd, const struct extract_opts *opts,
                                  struct extract_result *result);
+/* Each layer ends with its own warnings (what was skipped, the extended attributes
+ * dropped), naming it. */
 void extract_layer (struct extractor *x, struct source *src);
 /* One entry E of another source (tree.c's walk of a directory), under the same rules; a
  * regular file's data (archive_entry_size bytes) is read from FD, at its start, never by

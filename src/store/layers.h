@@ -18,7 +18,9 @@
  * A create (or a push, which compares a root with its base's layers) holds a shared lock
  * (flock) on each layer directory it uses until it exits; `cache clean` removes only layers
  * no root's metadata names and no create or push holds. Roots made of layers record them
- * (meta.h: layers). See LAYERS in README.md. */
+ * (meta.h: layers), as does a flat root unpacked straight from its source where the store
+ * cannot clone into it (store-create.h), whose layers are then not stored. See LAYERS in
+ * README.md. */
 #pragma once
 
 #include <stdbool.h>

@@ -159,11 +159,11 @@ create_flat_archive (struct creation *c, struct source *src, const struct extrac
     .layers = xcalloc (2, sizeof (char *)),
   };
   m.layers[0] = xasprintf ("sha256:%s", res.diff_id);
-  /* Before the directories get their modes (extract_finish), which may make them
-   * read-only. */
-  take_image_config (c->rootfd, &(struct config_take) { .m = &m, .what = src->description });
+  /* The account before the directories get their modes (extract_finish), which may make
+   * /etc read-only; the image config's directory after, as the fixups would reopen it. */
   account_ensure_user (c->rootfd);
   extract_finish (x);
+  take_image_config (c->rootfd, &(struct config_take) { .m = &m, .what = src->description });
   creation_commit (c, &m);
   meta_clear (&m);
   extract_finish_root (x);

@@ -176,8 +176,9 @@ new"
 	[[ $(id -u) -ne 0 ]] || skip "as root auto mode enters in chroot"
 	config_image "$T/cfg" >/dev/null
 	whiteout_image "$T/img" >/dev/null
-	edr create c --from "oci:$T/cfg:c" --quiet # what the sources resolved to is recorded
-	edr create w --from "oci:$T/img:w" --quiet
+	# Overlay roots store their layers, and what the sources resolved to is recorded.
+	edr create c --overlay --from "oci:$T/cfg:c" --quiet
+	edr create w --overlay --from "oci:$T/img:w" --quiet
 	edr remove c w
 	edr_run --verbose run --ephemeral --from "oci:$T/cfg:c" -- sh -c 'echo "$FOO|$PWD|$(id -un)"'
 	assert_status 0

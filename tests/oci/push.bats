@@ -460,6 +460,9 @@ unchanged_twice() {
 }
 
 @test "push after cache clean fetches the base's manifest and config again, never its layers (the layer store has them)" {
+	unshare -U true 2>/dev/null || skip "unprivileged user namespaces are not available on this host"
+	# An overlay root stores the layers on any filesystem; the flat root r is copied from them.
+	edr create o --overlay --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	tailor r
 	edr cache clean --quiet
