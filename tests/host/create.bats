@@ -403,7 +403,8 @@ sys.exit(os.waitstatus_to_exitcode(status))' "$@"
 	edr create copied --from "$W/t.tar"
 	local listing='(cd "$1" && find . -mindepth 1 -printf "%p %y %m %n %s %T@ %l\n" | LC_ALL=C sort)'
 	assert_equal "$(bash -c "$listing" _ "$(root_of straight)")" "$(bash -c "$listing" _ "$(root_of copied)")"
-	assert_equal "$(stat -c '%a %Y' "$(root_of straight)")" "$(stat -c '%a %Y' "$(root_of copied)")"
+	# (The archive has no ./ entry: the root's time is when each was made.)
+	assert_equal "$(stat -c %a "$(root_of straight)")" "$(stat -c %a "$(root_of copied)")"
 	assert_equal "$(sed 's/"name": "[a-z]*"//; s/"created": "[^"]*"//' "$(store)/meta/straight.json")" \
 		"$(sed 's/"name": "[a-z]*"//; s/"created": "[^"]*"//' "$(store)/meta/copied.json")"
 }
