@@ -12,7 +12,8 @@ machine; report.py takes the ratio of each round and reports their median and ra
 Before each timed run: PREPARE (sh -c, untimed), then sync(1) and a wait until the
 kernel's Dirty + Writeback pages are under SETTLE_KB (or SETTLE_TIMEOUT s passed), so no
 case starts with another's writeback in flight. CPU time is user + sys of the command and
-everything it waited for (wait4's rusage): the figure the machine's noise disturbs least.
+everything it waited for (wait4's rusage): the figure the machine's noise disturbs least;
+"written" is the bytes they sent to storage (ru_oublock, 512-byte blocks; 0 on tmpfs).
 """
 import json
 import os
@@ -42,14 +43,14 @@ def settle():
 
 
 def timed(cmd):
-    """Wall seconds and rusage of sh -c CMD; dies if it fails."""
+    """Wall seconds, user and sys seconds and bytes written of sh -c CMD; dies if it fails."""
     t0 = time.monotonic()
     proc = subprocess.Popen(["sh", "-c", cmd], stdout=subprocess.DEVNULL)
     _, status, ru = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"bench/paired.py: failed ({status:#x}): {cmd}")
-    return wall, ru.ru_utime, ru.ru_stime
+    return wall, ru.ru_utime, ru.ru_stime, ru.ru_oublock * 512
 
 
 def main(argv):
@@ -75,8 +76,9 @@ def main(argv):
                 subprocess.run(["sh", "-c", case["prepare"]], check=True,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             settle()
-            wall, user, sys_ = timed(case["command"])
-            result[case["label"]] = {"wall": wall, "user": user, "sys": sys_}
+            wall, user, sys_, written = timed(case["command"])
+            result[case["label"]] = {"wall": wall, "user": user, "sys": sys_,
+                                     "written": written}
             print(f"[paired {os.path.basename(out)} round {r + 1}] {case['label']}: "
                   f"{wall:.2f} s wall, {user + sys_:.2f} s CPU", file=sys.stderr)
         runs.append(result)
