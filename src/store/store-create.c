@@ -112,9 +112,9 @@ take_image_config (int rootfd, void *data)
     image_config_remove (rootfd);
 }
 
-/* A throwaway root (run --ephemeral's, a Slurm job's) is made again from the same source
- * job after job: its layers are worth keeping, so that the next one copies rather than
- * decompresses. */
+/* A throwaway root (run --ephemeral's, a Slurm job's, a CI driver's job's: src/ci/gitlab.c
+ * job_root_name, github-hook.c new_root_name) is made again from the same source job after
+ * job: its layers are worth keeping, so that the next one copies rather than decompresses. */
 static bool
 is_throwaway (const char *name)
 {
@@ -122,7 +122,8 @@ is_throwaway (const char *name)
   bool named;
   const char *where;
   return str_has_prefix (name, EPHEMERAL_PREFIX)
-         || jobroot_parse (name, SLURM_ROOT_PLUGIN, job, &named, &where);
+         || jobroot_parse (name, SLURM_ROOT_PLUGIN, job, &named, &where)
+         || str_has_prefix (name, "gitlab-") || str_has_prefix (name, "github-");
 }
 
 /* Where the layer store's files cannot be cloned into the new root (ext4, tmpfs, most
