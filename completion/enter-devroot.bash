@@ -69,7 +69,7 @@ _enter_devroot()
 
 	local opts=""
 	case $sub in
-	create) opts="--from --template --sha256 --no-verify --max-size --index --cacert --quiet --platform --insecure-http --flat --overlay --help" ;;
+	create) opts="--from --template --sha256 --no-verify --max-size --index --cacert --quiet --platform --insecure-http --flat --overlay --keep-layers --help" ;;
 	templates) opts="--index --json --cacert --help" ;;
 	fetch) opts="--index --cacert --quiet --help" ;;
 	cache)

@@ -44,6 +44,8 @@ ci_pushf (char ***v, const char *format, ...)
 void
 ci_push_layout (char ***v, const char *mode)
 {
+  /* Made again from the same image job after job: a flat one keeps its layers. */
+  ci_push (v, "--keep-layers");
   const char *env = getenv ("ENTER_DEVROOT_LAYOUT");
   cleanup_free char *config = paths_config_value ("layout", NULL);
   if ((env != NULL && env[0] != '\0') || config != NULL)

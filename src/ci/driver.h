@@ -72,7 +72,8 @@ __attribute__((format (printf, 2, 3))) void ci_pushf (char ***v, const char *for
  * userns or chroot): a job's root is a throwaway one that nobody looks at from the host, so
  * an overlay of the image's stored layers (made in O(layers), nothing copied) wherever
  * one mounts and the job may be entered in a user namespace, else flat; nothing when the
- * user says (ENTER_DEVROOT_LAYOUT, the config file's layout), which create then follows. */
+ * user says (ENTER_DEVROOT_LAYOUT, the config file's layout), which create then follows;
+ * and --keep-layers, as the next job's root is made from the same image. */
 void ci_push_layout (char ***v, const char *mode);
 
 /* Append `run NAME --mode=MODE`: the start of every command a driver runs in the job's

@@ -47,7 +47,8 @@ static const struct command_info commands[] = {
   { "create", CMD_CREATE, true,
     "create NAME [--from FILE|URL|IMAGE] [--template T] [--sha256 HEX] [--no-verify]\n"
     "                       [--max-size SIZE] [--index URL] [--cacert FILE] [--quiet]\n"
-    "                       [--platform OS/ARCH] [--insecure-http] [--flat|--overlay]",
+    "                       [--platform OS/ARCH] [--insecure-http] [--flat|--overlay]\n"
+    "                       [--keep-layers]",
     "Unpack a root filesystem into a new devroot NAME.\n"
     "\n"
     "  --from FILE       a tar archive (uncompressed, gzip, bzip2, xz, lzma, zstd, lz4);\n"
@@ -84,6 +85,10 @@ static const struct command_info commands[] = {
     "                    its tree exists only there ('run', 'export'; 'path' refuses it).\n"
     "                    Default: ENTER_DEVROOT_LAYOUT, else 'layout = flat|overlay' in the\n"
     "                    config file, else flat\n"
+    "  --keep-layers     keep the image's layers in the layer store even where a flat root\n"
+    "                    is unpacked straight (a filesystem without reflinks: one write of\n"
+    "                    each file): the next root of the image copies them, nothing is\n"
+    "                    decompressed again (throwaway and CI roots ask for it)\n"
     "\n"
     "Without --from or --template, the embedded default template (busybox) is used.\n"
     "Unpacking never writes outside the new root: '..' components are refused, leading '/'\n"

@@ -58,6 +58,7 @@ enum option_id
   OPT_SAVE,
   OPT_FLAT,
   OPT_OVERLAY,
+  OPT_KEEP_LAYERS,
 };
 
 struct option_info
@@ -107,6 +108,7 @@ static const struct option_info options[] = {
   { "save", OPT_SAVE, true, ON (CMD_RUN) },
   { "flat", OPT_FLAT, false, ON (CMD_CREATE) },
   { "overlay", OPT_OVERLAY, false, ON (CMD_CREATE) },
+  { "keep-layers", OPT_KEEP_LAYERS, false, ON (CMD_CREATE) },
 };
 
 /* Append S to the NULL-terminated vector *V. */
@@ -209,6 +211,7 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
     case OPT_EPHEMERAL: cli->ephemeral = true; break;
     case OPT_JOB_ROOT: cli->job_root = arg; break;
     case OPT_SAVE: cli->save = arg; break;
+    case OPT_KEEP_LAYERS: cli->keep_layers = true; break;
     case OPT_FLAT:
     case OPT_OVERLAY:
       {

@@ -48,6 +48,7 @@ struct cli
   bool insecure_http;      /* create --from docker://... --insecure-http: plain http allowed */
   uint64_t max_size;       /* create --max-size: unpacked bytes allowed; 0 when not given */
   enum root_layout layout; /* create --flat, --overlay */
+  bool keep_layers;        /* create --keep-layers */
   const char *cache_action; /* cache list|clean */
   const char *help_topic;  /* help SUBCOMMAND */
   const char *output;      /* export NAME FILE */

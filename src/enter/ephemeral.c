@@ -58,7 +58,7 @@ create_argv (const struct cli *cli, const char *name, bool overlay)
     { "--sha256", cli->sha256 }, { "--index", cli->index }, { "--cacert", cli->cacert },
     { "--platform", cli->platform },
   };
-  char **argv = xcalloc (4 + 2 * N_ELEMENTS (pairs) + 6, sizeof (char *));
+  char **argv = xcalloc (4 + 2 * N_ELEMENTS (pairs) + 7, sizeof (char *));
   size_t n = 0;
   argv[n++] = xstrdup (PROGRAM_NAME);
   argv[n++] = xstrdup ("create");
@@ -78,6 +78,8 @@ create_argv (const struct cli *cli, const char *name, bool overlay)
   if (cli->quiet)
     argv[n++] = xstrdup ("--quiet");
   argv[n++] = xstrdup (overlay ? "--overlay" : "--flat");
+  /* Made again and again from one source: its layers are worth keeping. */
+  argv[n++] = xstrdup ("--keep-layers");
   return argv;
 }
 

@@ -86,7 +86,8 @@ create_root (char *const *env, const char *name)
     }
   const char *source;
   const char *option = create_option (env, &source);
-  const char *argv[] = { "enter-devroot", "create", name, option, source, NULL };
+  /* The job's root is made again for the next job of the image: its layers are kept. */
+  const char *argv[] = { "enter-devroot", "create", name, "--keep-layers", option, source, NULL };
   fprintf (stderr, "%s: creating devroot %s from %s\n", PLUGIN_NAME, name, request.image);
   if (run_and_wait (argv, env, STDOUT_TO_STDERR) == 0)
     return 0;

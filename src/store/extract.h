@@ -18,6 +18,9 @@ struct extract_opts
   /* create (store-create.h): make the root an overlay of the stored layers rather than a
    * flat copy of them (overlay_layout_wanted decided). The extractor does not read it. */
   bool overlay;
+  /* create --keep-layers: store the layers even where a flat root could be unpacked
+   * straight (store-create.c: unpack_straight), for roots made again and again. */
+  bool keep_layers;
   /* Start the writeback of each file as soon as it is written (sync_file_range, which
    * waits for nothing): set when an unpacked copy will be cloned from the new root, whose
    * FICLONE then finds the data on disk already (clone.h). */

@@ -179,7 +179,8 @@ create_root (const struct cli *cli)
       struct oci_opts oo = { .platform = cli->platform, .cacert = cli->cacert,
                              .insecure_http = cli->insecure_http, .quiet = cli->quiet,
                              .hub_mirror = mirror };
-      struct extract_opts xopts = { .max_bytes = max_size, .overlay = overlay };
+      struct extract_opts xopts = { .max_bytes = max_size, .overlay = overlay,
+                                    .keep_layers = cli->keep_layers };
       verbose ("source: the image %s%s", image, builtin != NULL ? " (a built-in template)" : "");
       oci_create (cli->name, image, &oo, &xopts);
       return;
@@ -227,7 +228,8 @@ create_root (const struct cli *cli)
   struct progress bar;
   progress_begin (&bar, show, label, show ? (uint64_t) st.st_size : 0, 0);
   struct extract_opts xopts = { .max_bytes = max_size, .progress = progress_advance,
-                                .progress_data = &bar, .overlay = overlay };
+                                .progress_data = &bar, .overlay = overlay,
+                                .keep_layers = cli->keep_layers };
   store_create (cli->name, &src, &xopts);
   progress_end (&bar);
   source_clear (&src);

@@ -17,7 +17,6 @@
 #include "common/root-create.h"
 #include "common/paths.h"
 #include "common/roots.h"
-#include "common/slurm-job.h"
 #include "common/userns.h"
 #include "common/util.h"
 #include "common/verbose.h"
@@ -112,30 +111,17 @@ take_image_config (int rootfd, void *data)
     image_config_remove (rootfd);
 }
 
-/* A throwaway root (run --ephemeral's, a Slurm job's, a CI driver's job's: src/ci/gitlab.c
- * job_root_name, github-hook.c new_root_name) is made again from the same source job after
- * job: its layers are worth keeping, so that the next one copies rather than decompresses. */
-static bool
-is_throwaway (const char *name)
-{
-  char job[SLURM_JOB_ID_DIGITS_MAX + 1];
-  bool named;
-  const char *where;
-  return str_has_prefix (name, EPHEMERAL_PREFIX)
-         || jobroot_parse (name, SLURM_ROOT_PLUGIN, job, &named, &where)
-         || str_has_prefix (name, "gitlab-") || str_has_prefix (name, "github-");
-}
-
 /* Where the layer store's files cannot be cloned into the new root (ext4, tmpfs, most
  * homes), unpacking a flat root's layers into the store and copying them into the root
  * would write every file twice: a create that finds none of them stored unpacks straight
  * into the root instead and keeps no layer (an overlay root, which needs them, stores
- * them, and so does a throwaway root; later flat creates then copy from there). Where the
+ * them, and so does create --keep-layers, which throwaway roots ask for; later flat creates
+ * then copy from there). Where the
  * files can be cloned, the layers are stored first, as the clone costs no second write. */
 static bool
 unpack_straight (const struct creation *c, bool any_stored, const struct extract_opts *xopts)
 {
-  if (xopts->overlay || any_stored || is_throwaway (c->name) || layers_clone_into (c->rootfd))
+  if (xopts->overlay || xopts->keep_layers || any_stored || layers_clone_into (c->rootfd))
     return false;
   verbose ("%s: this filesystem cannot share the layer store's data with the new root: "
            "unpacking straight into it (no layer kept)", c->name);

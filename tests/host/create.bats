@@ -444,6 +444,25 @@ sys.exit(os.waitstatus_to_exitcode(status))' "$@"
 	refute_output --partial "layer"
 }
 
+@test "create: --keep-layers keeps the layer a cold flat create would not; a throwaway root's create asks for it" {
+	no_reflink
+	edr create a --keep-layers
+	local l
+	l=$(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256")
+	[[ -n $l ]] || fail "--keep-layers kept no layer"
+	edr_run -v create b
+	assert_success
+	[[ $stderr != *"unpacking straight"* ]] || fail "b was unpacked again: $stderr"
+	edr remove a b
+	edr cache clean >/dev/null
+	# run --ephemeral's create through the helper (a source no create recorded, a flat
+	# throwaway root) keeps it: the next run of the same source copies it.
+	cp "$EDR_TEMPLATE" "$W/t.tar.gz"
+	ENTER_DEVROOT_LAYOUT=flat edr_run run --ephemeral --from "$W/t.tar.gz" -- true
+	assert_success
+	[[ -n $(ls "$XDG_CACHE_HOME/enter-devroot/layers/sha256") ]] || fail "the throwaway root kept no layer"
+}
+
 @test "create: --max-size stops a cold flat create unpacking straight into the root, leaving nothing" {
 	no_reflink
 	mkdir -p "$W/tree"
