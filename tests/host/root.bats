@@ -502,6 +502,38 @@ as_user() {
 	suid_dir=
 }
 
+# Two overlayfs mounts of one upper make the kernel log "upperdir is in-use as
+# upperdir/workdir of another mount ... undefined behavior" (the message names no path: the
+# count is compared). Every run of an overlay root, whatever its options, and an export
+# beside them use the root's one mount (overlay.bats checks what they see); the kernel says
+# so too. Root reads the kernel log (kernel.dmesg_restrict); the test user runs the tool.
+@test "root: runs of an overlay root with other options and an export beside a job leave no overlayfs 'in-use' warning in the kernel log" {
+	id "${EDR_TEST_USER:-edr-test}" >/dev/null 2>&1 || skip "test user missing"
+	dmesg >/dev/null 2>&1 || skip "the kernel log cannot be read here"
+	suid_dir=$(mktemp -d "${EDR_STAGE:-/tmp}/inuse.XXXXXX")
+	chmod 755 "$suid_dir"
+	cp "$EDR_BIN" "$(dirname "$EDR_BIN")/enter-devroot-store" "$EDR_TEMPLATE" "$suid_dir/"
+	chmod 755 "$suid_dir"/*
+	install -d -o "${EDR_TEST_USER:-edr-test}" -m 700 "$suid_dir/home"
+	local bin=$suid_dir/enter-devroot tpl=$suid_dir/$(basename "$EDR_TEMPLATE") before after
+	as_test_user unshare -U true 2>/dev/null || skip "no unprivileged user namespaces"
+	as_test_user "$bin" create o --overlay --from "$tpl" --quiet || skip "no overlay roots here"
+	before=$(dmesg | grep -c "in-use as upperdir" || true)
+	as_test_user env ENTER_DEVROOT_KEEP_IDLE=30 "$bin" run o -- sh -c 'sleep 4; echo a >> /data-a' </dev/null &
+	local job=$!
+	sleep 1
+	as_test_user env ENTER_DEVROOT_KEEP_IDLE=30 "$bin" run o --root -- sh -c 'echo b >> /data-b' </dev/null
+	as_test_user env ENTER_DEVROOT_KEEP_IDLE=30 "$bin" run o --bind "$suid_dir:/mnt" -- true </dev/null
+	as_test_user env ENTER_DEVROOT_KEEP_IDLE=0 "$bin" run o -- true </dev/null
+	as_test_user "$bin" export o "$suid_dir/home/o.tar" --compress none --quiet
+	wait "$job" || fail "the job failed"
+	as_test_user "$bin" remove --force o
+	after=$(dmesg | grep -c "in-use as upperdir" || true)
+	assert_equal "$after" "$before"
+	rm -rf "$suid_dir"
+	suid_dir=
+}
+
 # --- a full disk (issue 37): nothing needs to be written to free space ------------------
 # The test user's HOME and XDG directories on a fresh 64 MiB ext4 (what homes are) on a
 # loop device, filled until a 4 KiB write fails with ENOSPC; then, on the defaults (no
