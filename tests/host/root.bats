@@ -689,7 +689,7 @@ full_disk_remove() {
 	mkdir "$DISK/tree"
 	tar -C "$DISK/tree" -xzf "$EDR_TEMPLATE" && echo "marker b" > "$DISK/tree/marker" &&
 		tar -C "$DISK/tree" -cf "$DISK/b.tar" . && chmod 644 "$DISK/b.tar" || fail "cannot make b.tar"
-	disk_run create a --from "$EDR_TEMPLATE" --quiet
+	disk_run create a --keep-layers --from "$EDR_TEMPLATE" --quiet
 	assert_status 0
 	disk_run create b --overlay --from "$DISK/b.tar" --quiet
 	assert_status 0
