@@ -111,7 +111,7 @@ text = f"""<!-- {marker} -->
 {'Quick mode (`EDR_BENCH_QUICK=1`): ' if quick == '1' else ''}{image_text},
 {human(int(layout))} as an OCI layout on local disk (tests/oci/mkimage.py).
 Commit {commit}; {host}; {wall} s wall. **Load average (1, 5, 15 min) at start / end:
-{load}**: the machine is shared and loaded, only the ratios of one table mean anything,
+{load}**: ratios within one table only,
 not the absolute times, nor a comparison with another run. charliecloud `{ch_version}`,
 bwrap {bwrap_version}; {podman_note}
 
@@ -119,9 +119,10 @@ bwrap {bwrap_version}; {podman_note}
 cached form of it: charliecloud from a directory made once (a copy of the same tree) and from
 a SquashFS of it ({sqfs_how}); podman from its storage, where the image was put once;
 `enter-devroot create --from oci:` (the layout is local and its layers were put in the layer
-store once before) + `run`: in user-namespace mode an overlay root of the stored layers,
-nothing copied, and `run --ephemeral --from oci:`, which makes no root: the job mounts the
-stored layers itself over a tmpfs upper. {rounds} paired rounds (bench/paired.py: every case
+store once before) + `run`: with `--overlay` an overlay root of the stored layers, nothing
+copied; with `--flat` (the default) a directory the layers are copied into (reflinked where
+the filesystem can: not here); and `run --ephemeral --from oci:`, which makes no root: the
+job mounts the stored layers itself over a tmpfs upper. {rounds} paired rounds (bench/paired.py: every case
 once per round, the order rotated, `sync` and settled writeback before each run; the
 create's `remove` is in its untimed prepare). Times are medians (min … max); a ratio is
 the median of the per-round ratios to `ch-run DIR`, with their range.
