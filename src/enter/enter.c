@@ -442,7 +442,7 @@ chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined,
       supervise_restore_signals ();
       run_command (name, opts);
     }
-  pidns_init (command, STATUS_FD, report_stops, false);
+  pidns_init (command, STATUS_FD, report_stops);
 }
 
 /* userns mode: the child is PID 1 of new user, mount and PID namespaces; it builds the

@@ -44,12 +44,11 @@ pidns_drop_capabilities (const char *name)
 }
 
 void
-pidns_init (pid_t command, int status_fd, bool report_stops, bool sweep)
+pidns_init (pid_t command, int status_fd, bool report_stops)
 {
   /* The supervisor outside times and escalates; it relays the command's stops to the
    * caller's shell (terminal.c). */
-  struct supervise_opts opts = { .report_stops = report_stops, .stops_fd = status_fd,
-                                 .sweep = sweep };
+  struct supervise_opts opts = { .report_stops = report_stops, .stops_fd = status_fd };
   struct job_end end;
   supervise (command, &opts, &end);
   if (write_all (status_fd, &end.status, sizeof end.status) < 0)

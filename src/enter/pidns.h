@@ -18,8 +18,5 @@ void pidns_drop_capabilities (const char *name);
  * SIGTERM and SIGHUP that the supervisor outside sends on to COMMAND, and when COMMAND
  * ends, write its wait status (an int) to STATUS_FD and exit (with REPORT_STOPS, each stop
  * of COMMAND too: a stopped wait status, before the final one); the kernel then kills every
- * other process of the namespace. With SWEEP (a warm run's init, a child subreaper in a
- * namespace it does not end), it kills what COMMAND left first, as chroot mode's
- * supervisor does. */
-__attribute__((noreturn)) void pidns_init (pid_t command, int status_fd, bool report_stops,
-                                           bool sweep);
+ * other process of the namespace. */
+__attribute__((noreturn)) void pidns_init (pid_t command, int status_fd, bool report_stops);

@@ -25,12 +25,13 @@
  * the identity of each mount point), so a run never joins a view it did not ask for. No run
  * kills the keeper: the holder does, once no run has held the hold lock for the idle time
  * (a generation counter in the state, bumped by every run that joins, tells it whether one
- * came and went meanwhile); `remove` kills it first (inuse_stop_keepers). Each run's
- * command gets an init of its own inside the keeper's PID namespace (the run's supervisor
- * joins, so its child is born there), a child subreaper that kills what the command left
- * when it ends (pidns_init's sweep); the keeper, PID 1 of the namespace, kills every orphan
- * it inherits (those of a run init killed with SIGKILL) within KEEPER_TICK_MS. */
-#include <dirent.h>
+ * came and went meanwhile); `remove` kills it first (inuse_stop_keepers). A run joins the
+ * keeper's user and mount namespaces only: its command gets a PID namespace of its own
+ * there (enter.c), which ends with it, so nothing of a run is ever left to the keeper.
+ *
+ * An overlay root's holder (stepns_root_init) is such a keeper too, with no view but the
+ * root's one overlay mount: keepers of the root are cloned in its user and mount namespaces
+ * (BASE_FD), and their holders keep its hold lock (BASE_HOLD_FD) while they live. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -65,8 +66,6 @@
 #define KEEPER_READY_FD 4
 #define BASE_FD 5
 #define BASE_HOLD_FD 6
-/* How often a warm keeper looks for orphans of killed runs to kill. */
-#define KEEPER_TICK_MS 1000
 /* A warm keeper's idle time unless configured (ENTER_DEVROOT_KEEP_IDLE, keep-idle), and
  * the most it can be set to (a day). */
 #define WARM_IDLE_DEFAULT 10
@@ -284,53 +283,20 @@ keeper_alive (struct stepns *ns, const struct state *st)
   return true;
 }
 
-/* A warm keeper: SIGKILL each process of the namespace whose parent is the keeper (PID 1),
- * read from the namespace's own procfs PROC. A warm run's processes descend from its run
- * init, whose parent is outside the namespace: only orphans of a killed run init are here. */
-static void
-kill_orphans (int proc)
-{
-  DIR *d = opendir_dup (proc);
-  if (d == NULL)
-    return;
-  for (struct dirent *de; (de = readdir (d)) != NULL;)
-    {
-      char *end;
-      long pid = strtol (de->d_name, &end, 10);
-      if (*end != '\0' || pid <= 1)
-        continue;
-      char path[64];
-      snprintf (path, sizeof path, "%ld/stat", pid);
-      cleanup_free char *stat = load_file_at (proc, path, 4096, NULL);
-      const char *p = stat != NULL ? strrchr (stat, ')') : NULL;
-      int ppid = 0;
-      if (p != NULL && sscanf (p + 1, " %*c %d", &ppid) == 1 && ppid == 1)
-        kill ((pid_t) pid, SIGKILL);
-    }
-  closedir (d);
-}
-
 /* PID 1 of the shared namespaces: reap whatever the tasks leave to it, forever (its
- * holder, or the last task, kills it). A warm keeper (PROC >= 0) kills it first. */
+ * holder, or the last task, kills it). */
 __attribute__((noreturn)) static void
-keeper_loop (int proc)
+keeper_loop (void)
 {
   sigset_t chld;
   sigemptyset (&chld);
   sigaddset (&chld, SIGCHLD);
   sigprocmask (SIG_BLOCK, &chld, NULL);
-  struct timespec tick = { .tv_sec = KEEPER_TICK_MS / 1000,
-                           .tv_nsec = (KEEPER_TICK_MS % 1000) * 1000000L };
   for (;;)
     {
-      if (proc >= 0)
-        kill_orphans (proc);
       while (waitpid (-1, NULL, WNOHANG) > 0)
         ;
-      if (proc >= 0)
-        sigtimedwait (&chld, NULL, &tick);
-      else
-        sigwaitinfo (&chld, NULL);
+      sigwaitinfo (&chld, NULL);
     }
 }
 
@@ -436,9 +402,6 @@ holder (const struct stepns *ns, const char *name, stepns_setup_fn setup, void *
       if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         _exit (EXIT_TOOL_FAILURE);
       setup (arg);
-      /* The namespace's own procfs, where a warm keeper finds the orphans it kills. */
-      int proc = ns->idle > 0 && !ns->bare
-                   ? open ("proc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
       if (chdir ("/") < 0) /* nothing of the keeper's keeps the root in use */
         _exit (EXIT_TOOL_FAILURE);
       pidns_drop_capabilities (name);
@@ -446,7 +409,7 @@ holder (const struct stepns *ns, const char *name, stepns_setup_fn setup, void *
       if (write_all (KEEPER_READY_FD, "k", 1) < 0)
         _exit (EXIT_TOOL_FAILURE);
       close (KEEPER_READY_FD);
-      keeper_loop (proc);
+      keeper_loop ();
     }
   close (KEEPER_READY_FD);
   int sent = write_all (HOLDER_PID_FD, &keeper, sizeof keeper);

@@ -19,7 +19,8 @@ struct stepns
   int keeper_fd;    /* a pidfd of it */
   unsigned idle;    /* warm runs: seconds the keeper stays once no run is in; 0: a step's */
   bool setup_failed; /* warm: the keeper died building the view (it said why) */
-  bool bare;        /* a root holder's (stepns_root_init): no procfs, no orphans to kill */
+  bool bare;        /* a root holder's (stepns_root_init): ended by its holder as a warm
+                     * keeper is, whatever its idle time; its failures are no task's */
   int base_fd;      /* a pidfd of a root holder's keeper whose user and mount namespaces the
                      * keeper is made in (an overlay root's one mount), else -1 */
   int base_hold_fd; /* that holder's hold fd, kept by this keeper's holder: the root
