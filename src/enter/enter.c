@@ -526,7 +526,7 @@ static bool
 hold_overlay_root (struct userns_view *view, struct stepns *base)
 {
   bool ok = stepns_root_init (view->name, stepns_warm_idle (), base)
-            && stepns_enter (base, view->name, build_overlay_holder, view);
+            && stepns_enter (base, NULL, view->name, build_overlay_holder, view);
   if (base->setup_failed)
     exit (EXIT_TOOL_FAILURE); /* its keeper said why, as the job's PID 1 would have */
   if (!ok)
@@ -679,9 +679,7 @@ enter_devroot (const struct cli *cli)
   if (may_share && stepns_from_env (name, &step))
     {
       term.fd = -1; /* a Slurm step's tasks: the keeper's view is not one task's terminal */
-      step.base_fd = based ? base.keeper_fd : -1;
-      step.base_hold_fd = based ? base.hold_fd : -1;
-      shared = stepns_enter (&step, name, build_userns_view, &view);
+      shared = stepns_enter (&step, based ? &base : NULL, name, build_userns_view, &view);
       if (!shared)
         stepns_leave (&step);
     }
@@ -694,9 +692,7 @@ enter_devroot (const struct cli *cli)
            && (idle = stepns_warm_idle ()) > 0 && warm_key (&warm, &key)
            && stepns_warm_init (name, key, idle, &step))
     {
-      step.base_fd = based ? base.keeper_fd : -1;
-      step.base_hold_fd = based ? base.hold_fd : -1;
-      shared = stepns_enter (&step, name, build_userns_view, &view);
+      shared = stepns_enter (&step, based ? &base : NULL, name, build_userns_view, &view);
       if (shared)
         verbose ("warm run: joining the namespaces kept by process %ld (%s)",
                  (long) step.keeper, step.state_path);

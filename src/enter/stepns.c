@@ -533,8 +533,11 @@ unrecorded (const struct stepns *ns, const char *name, const char *path)
 }
 
 bool
-stepns_enter (struct stepns *ns, const char *name, stepns_setup_fn setup, void *arg)
+stepns_enter (struct stepns *ns, const struct stepns *base, const char *name,
+              stepns_setup_fn setup, void *arg)
 {
+  ns->base_fd = base != NULL ? base->keeper_fd : -1;
+  ns->base_hold_fd = base != NULL ? base->hold_fd : -1;
   ns->state_fd = lock_path (ns->state_path, LOCK_EX);
   if (ns->state_fd < 0)
     return unrecorded (ns, name, ns->state_path);

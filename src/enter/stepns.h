@@ -53,10 +53,12 @@ bool stepns_warm_init (const char *root_name, uint64_t key, unsigned idle, struc
  * user leaves). False as stepns_warm_init. */
 bool stepns_root_init (const char *root_name, unsigned idle, struct stepns *ns);
 
-/* Join the step's namespaces on this node, starting their keeper if no task did yet. The
- * working directory must be the root; signals blocked (supervise_block_signals). False,
- * with one warning line, when they cannot be shared: the task then makes its own. */
-bool stepns_enter (struct stepns *ns, const char *name, stepns_setup_fn setup, void *arg);
+/* Join the step's namespaces on this node, starting their keeper if no task did yet (in
+ * the user and mount namespaces of the root holder BASE, entered already, unless NULL).
+ * The working directory must be the root; signals blocked (supervise_block_signals).
+ * False, with one warning line, when they cannot be shared: the task then makes its own. */
+bool stepns_enter (struct stepns *ns, const struct stepns *base, const char *name,
+                   stepns_setup_fn setup, void *arg);
 
 /* In the job's child, before anything else: enter the keeper's namespaces (the root and
  * working directory become the mount namespace's: the caller chroots again). */
