@@ -601,20 +601,30 @@ teardown_full_fs() {
 	DISK=
 }
 
-# full_disk_rm LAYOUT: `run r -- rm /big` in a root of LAYOUT on a full disk, with no
-# namespaces kept from before: exit 0, the space back.
-full_disk_rm() {
+# full_root LAYOUT: a fresh full_fs with root r of LAYOUT (flat when empty) on it.
+full_root() {
 	full_fs
 	disk_run create r --from "$EDR_TEMPLATE" --quiet ${1:+--$1}
 	assert_status 0
-	fill_disk r
-	disk_run list
-	refute_output --partial "kept: r:"
-	disk_run run r -- rm /big
+}
+
+# rm_frees ARGS...: `run r ARGS -- rm /big` exits 0, and the space is back.
+rm_frees() {
+	disk_run run r "$@" -- rm /big
 	assert_status 0
 	(($(disk_free_mib) > 30)) || fail "no space freed: $(df -h "$DISK/mnt")"
 	disk_run run r -- test -e /big
 	assert_status 1
+}
+
+# full_disk_rm LAYOUT: `run r -- rm /big` in a root of LAYOUT on a full disk, with no
+# namespaces kept from before: exit 0, the space back.
+full_disk_rm() {
+	full_root "$@"
+	fill_disk r
+	disk_run list
+	refute_output --partial "kept: r:"
+	rm_frees
 }
 
 @test "full disk: run NAME -- rm frees space in a flat root, no ENTER_DEVROOT_KEEP_IDLE=0 needed" {
@@ -628,9 +638,7 @@ full_disk_rm() {
 # full_disk_warm_rm LAYOUT: the same with a keeper alive from an earlier run: a run that
 # joins it works, and so does one with other options (--root), which needs one of its own.
 full_disk_warm_rm() {
-	full_fs
-	disk_run create r --from "$EDR_TEMPLATE" --quiet ${1:+--$1}
-	assert_status 0
+	full_root "$@"
 	disk_run run r -- true
 	assert_status 0
 	fill_disk r 30
@@ -639,11 +647,7 @@ full_disk_warm_rm() {
 	disk_run run r -- test -e /big
 	assert_status 0
 	disk_full
-	disk_run run r --root -- rm /big
-	assert_status 0
-	(($(disk_free_mib) > 30)) || fail "no space freed: $(df -h "$DISK/mnt")"
-	disk_run run r -- test -e /big
-	assert_status 1
+	rm_frees --root
 }
 
 @test "full disk: a warm run (a keeper alive from an earlier run) frees space in a flat root" {
@@ -657,9 +661,7 @@ full_disk_warm_rm() {
 # full_disk_remove LAYOUT: remove of a root of LAYOUT that filled the disk (no keeper,
 # whose state files would give some blocks back first).
 full_disk_remove() {
-	full_fs
-	disk_run create r --from "$EDR_TEMPLATE" --quiet ${1:+--$1}
-	assert_status 0
+	full_root "$@"
 	fill_disk r
 	disk_run remove r
 	assert_status 0
