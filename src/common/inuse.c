@@ -473,19 +473,6 @@ inuse_keepers (const char *locks, const char *name, pid_t *pids, size_t max)
   return n;
 }
 
-pid_t
-inuse_root_holder (const char *locks, const char *name)
-{
-  cleanup_fd int d = open (locks, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  cleanup_free char *entry = xasprintf ("%s" KEEPER_WARM_INFIX KEEPER_ROOT ".ns", name);
-  pid_t pid = 0;
-  int fd = d >= 0 ? keeper_open (d, entry, &pid) : -1;
-  if (fd < 0)
-    return 0;
-  close (fd);
-  return pid;
-}
-
 void
 inuse_stop_keepers (const char *locks, const char *name)
 {

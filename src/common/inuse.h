@@ -39,5 +39,3 @@ size_t inuse_keepers (const char *locks, const char *name, pid_t *pids, size_t m
 /* SIGKILL every keeper of NAME (its PID namespace, and anything left in it, dies with it),
  * wait until each is gone, and remove their state files: `remove` leaves no process. */
 void inuse_stop_keepers (const char *locks, const char *name);
-/* The live keeper of overlay root NAME's one mount, or 0. */
-pid_t inuse_root_holder (const char *locks, const char *name);

@@ -139,8 +139,8 @@ roots_list (bool json)
   else if (n > 0)
     /* The size is what create unpacked (the metadata's): walking every root to measure it
      * now would make a listing of large roots take seconds. The header says so. */
-    strbuf_appendf (&out, "%-*s %-16s  %-8s %-8s  %-20s  %s\n", width, "NAME",
-                    "SIZE-AT-CREATION", "OWN", "SHARED", "CREATED", "SOURCE");
+    strbuf_appendf (&out, "%-*s %-16s  %-8s %-8s  %-20s  %-12s %s\n", width, "NAME",
+                    "SIZE-AT-CREATION", "OWN", "SHARED", "CREATED", "WARM", "SOURCE");
   for (size_t i = 0; i < n; i++)
     {
       cleanup_free char *root = paths_root (&p, names[i]);
@@ -150,35 +150,36 @@ roots_list (bool json)
       m.name = xstrdup (names[i]);
       uint64_t own, shared;
       root_sizes (&p, &m, &own, &shared);
+      /* The processes that keep the root warm (stepns.c): warm runs' namespaces and an
+       * overlay root's one mount. `remove` stops them; they idle out on their own. */
+      pid_t pids[64];
+      size_t k = inuse_keepers (p.locks, names[i], pids, N_ELEMENTS (pids));
+      if (k > N_ELEMENTS (pids))
+        k = N_ELEMENTS (pids);
+      struct strbuf warm = { 0 };
+      for (size_t j = 0; j < k; j++)
+        strbuf_appendf (&warm, "%s%ld", j > 0 ? "," : "", (long) pids[j]);
+      cleanup_free char *warm_text = strbuf_steal (&warm);
       if (json)
         {
           strbuf_append (&out, "  ");
           meta_append_json (&out, &m, root);
           out.len--; /* the object's closing brace: the sizes go in it */
-          strbuf_appendf (&out, ", \"own_bytes\": %" PRIu64 ", \"shared_bytes\": %" PRIu64 "}%s",
-                          own, shared, i + 1 < n ? ",\n" : "\n");
+          strbuf_appendf (&out, ", \"own_bytes\": %" PRIu64 ", \"shared_bytes\": %" PRIu64
+                          ", \"warm_pids\": [%s]}%s", own, shared,
+                          warm_text, i + 1 < n ? ",\n" : "\n");
         }
       else
         {
           cleanup_free char *size = human_size (m.size_bytes);
           cleanup_free char *own_h = human_size (own);
           cleanup_free char *shared_h = human_size (shared);
-          strbuf_appendf (&out, "%-*s %-16s  %-8s %-8s  %-20s  %s\n", width, m.name, size, own_h,
-                          shared_h, m.created != NULL ? m.created : "-",
+          strbuf_appendf (&out, "%-*s %-16s  %-8s %-8s  %-20s  %-12s %s\n", width, m.name, size,
+                          own_h, shared_h, m.created != NULL ? m.created : "-",
+                          warm_text[0] != '\0' ? warm_text : "-",
                           m.source != NULL ? m.source : "-");
         }
       meta_clear (&m);
-    }
-  /* What warm runs keep (stepns.c), under the table: its columns stay as scripts read them. */
-  for (size_t i = 0; !json && i < n; i++)
-    {
-      pid_t pids[64];
-      size_t k = inuse_keepers (p.locks, names[i], pids, N_ELEMENTS (pids));
-      pid_t holder = inuse_root_holder (p.locks, names[i]);
-      for (size_t j = 0; j < k && j < N_ELEMENTS (pids); j++)
-        strbuf_appendf (&out, "kept: %s: %s, process %ld\n", names[i],
-                        pids[j] == holder ? "its overlay mount" : "namespaces of warm runs",
-                        (long) pids[j]);
     }
   if (json)
     strbuf_append (&out, "]\n");

@@ -207,7 +207,7 @@ print("ok")' "$output" "$W/b" "$W/c"
 	[[ -e $GL_BUILDS_DIR/started ]]
 	# The stage's run is warm (the first stage's cold run made the mount points): a keeper
 	# holds its namespaces. Checked once the job is gone: a failure now would leave it running.
-	keeper=$("$EDR_BIN" list | sed -n 's/^kept: gitlab-t0ken-30-0: .* process //p')
+	keeper=$(warm_pids gitlab-t0ken-30-0)
 	kill -TERM -- "-$driver"
 	sleep 1
 	kill -KILL -- "-$driver" 2>/dev/null || true
@@ -220,8 +220,11 @@ print("ok")' "$output" "$W/b" "$W/c"
 	# Nor its keeper (killed by cleanup's remove --force, if not with the process group).
 	[[ -n $keeper ]] || fail "the stage's run was not warm: no keeper to check"
 	# (Exited, it may wait a while as a zombie for a PID 1 that reaps slowly.)
-	st=$(sed 's/.*) //' "/proc/$keeper/stat" 2>/dev/null) && [[ ${st%% *} != Z ]] &&
-		fail "the keeper $keeper of the job's root survived cleanup"
+	local k
+	for k in $keeper; do
+		st=$(sed 's/.*) //' "/proc/$k/stat" 2>/dev/null) && [[ ${st%% *} != Z ]] &&
+			fail "the keeper $k of the job's root survived cleanup"
+	done
 	true
 }
 

@@ -45,6 +45,11 @@ edr_run() { run --separate-stderr "$EDR_BIN" "$@"; }
 is_root() { [[ $(id -u) -eq 0 ]]; }
 
 store() { echo "$XDG_DATA_HOME/enter-devroot"; }
+# warm_pids NAME: the processes that keep NAME warm, as `list` shows them in its WARM column
+# (comma-separated there), one per word.
+# warm_column NAME reads a listing on standard input.
+warm_column() { awk -v n="$1" '$1 == n && $6 != "-" { gsub(",", " ", $6); print $6 }'; }
+warm_pids() { "$EDR_BIN" list | warm_column "$1"; }
 root_of() { echo "$XDG_DATA_HOME/enter-devroot/roots/$1"; }
 
 # edr_run_127 ARGS...: edr_run where exit status 127 is the expected outcome

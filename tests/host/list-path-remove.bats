@@ -210,7 +210,7 @@ walk(doc)
 @test "list: the size column says it is the size at creation, which installing more does not change" {
 	create_default a
 	edr_run list
-	assert_line --index 0 --regexp '^NAME +SIZE-AT-CREATION +OWN +SHARED +CREATED +SOURCE$'
+	assert_line --index 0 --regexp '^NAME +SIZE-AT-CREATION +OWN +SHARED +CREATED +WARM +SOURCE$'
 	local before
 	before=$(awk 'NR == 2 { print $2 }' <<< "$output")
 	head -c 3M /dev/zero > "$(edr path a)/big"

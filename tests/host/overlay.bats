@@ -262,7 +262,7 @@ sub"
 		sleep 0.1
 	done
 	local kept
-	kept=$("$EDR_BIN" list | sed -n 's/^kept: r: .*, process \([0-9]*\)$/\1/p')
+	kept=$(warm_pids r)
 	[[ $(wc -w <<<"$kept") -ge 2 ]] || fail "no keepers: $("$EDR_BIN" list)"
 	edr_run remove --force r
 	assert_status 0
@@ -297,8 +297,11 @@ dev_of_root() {
 	wait "$bg" || true
 	[[ -n $plain && $plain == "$root" && $plain == "$bind" && $plain == "$cold" && $plain == "$enter" ]] ||
 		fail "runs saw different mounts: plain $plain, --root $root, --bind $bind, cold $cold, enter $enter"
-	"$EDR_BIN" list | grep -q "^kept: a: its overlay mount, process [0-9]*$" ||
-		fail "list shows no holder of the mount: $("$EDR_BIN" list)"
+	# Its holder is one of the processes list shows as keeping the root warm.
+	local holder
+	holder=$(sed -n 's/^\([0-9]*\) .*/\1/p' "$(store)/locks/a@warm-root.ns" 2>/dev/null)
+	[[ -n $holder && " $(warm_pids a) " == *" $holder "* ]] ||
+		fail "list shows no holder of the mount (${holder:-no state file}): $("$EDR_BIN" list)"
 	"$EDR_BIN" remove --force a
 }
 
@@ -672,7 +675,7 @@ b $upper_b $layer $layer
 f $size_f $layer $size_f"
 	edr_run list
 	assert_status 0
-	assert_line --index 0 --regexp '^NAME +SIZE-AT-CREATION +OWN +SHARED +CREATED +SOURCE$'
+	assert_line --index 0 --regexp '^NAME +SIZE-AT-CREATION +OWN +SHARED +CREATED +WARM +SOURCE$'
 	assert_line --index 1 --regexp "^a +[0-9.]+[KM] +3\.[0-9]M +[0-9.]+[KM] "
 }
 

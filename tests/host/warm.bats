@@ -34,14 +34,21 @@ teardown() {
 	edr_teardown
 }
 
-# keepers NAME: the PIDs `list` says keep NAME's namespaces, one a line.
-keepers() {
-	"$EDR_BIN" list | sed -n "s/^kept: $1: namespaces of warm runs, process \([0-9]*\)\$/\1/p"
+# holder NAME: the PID that holds overlay root NAME's mount, if `list` shows it keeping NAME
+# warm (its state file, locks/NAME@warm-root.ns, names it).
+holder() {
+	local pid
+	pid=$(sed -n 's/^\([0-9]*\) .*/\1/p' "$(store)/locks/$1@warm-root.ns" 2>/dev/null)
+	[[ -n $pid && " $(warm_pids "$1") " == *" $pid "* ]] && echo "$pid"
+	return 0
 }
 
-# holder NAME: the PID `list` says holds overlay root NAME's mount, if any.
-holder() {
-	"$EDR_BIN" list | sed -n "s/^kept: $1: its overlay mount, process \([0-9]*\)\$/\1/p"
+# keepers NAME: the PIDs `list` says keep NAME's warm runs' namespaces (its WARM column
+# less the holder), one a line.
+keepers() {
+	local h p
+	h=$(holder "$1")
+	for p in $(warm_pids "$1"); do [[ $p == "$h" ]] || echo "$p"; done
 }
 
 # userns PID: the user namespace of host process PID.
@@ -90,14 +97,39 @@ gone() {
 	first=$(ns_of_run r2)
 	mapfile -t k < <(keepers r2)
 	[[ ${#k[@]} -eq 1 ]] || fail "expected one keeper of the overlay root's runs in list, got: ${k[*]}"
-	"$EDR_BIN" list | grep -q "^kept: r2: its overlay mount, process [0-9]*$" ||
-		fail "list does not show the root's holder: $("$EDR_BIN" list)"
+	[[ -n $(holder r2) ]] || fail "list does not show the root's holder: $("$EDR_BIN" list)"
 	assert_equal "$(userns "${k[0]}")" "${first%% *}"
 	assert_equal "$(ns_of_run r2)" "$first"
 	# Deleted inside (a whiteout over the layer's file) and made again: a new view, not the kept one.
 	ENTER_DEVROOT_KEEP_IDLE=0 "$EDR_BIN" run --mode userns --no-host-dns r2 -- rm /etc/hosts </dev/null
 	prime r2
 	[[ $(ns_of_run r2) != "$first" ]] || fail "joined a view whose /etc/hosts was replaced"
+}
+
+@test "warm: list's standard output is its table only, the keeper's PID in the WARM column and in --json" {
+	"$EDR_BIN" run --mode userns r -- true </dev/null
+	create_default cold
+	edr_run list
+	assert_status 0
+	[[ -z $stderr ]] || fail "list said: $stderr"
+	# What scripts do with the table: the first column is the names, nothing else.
+	assert_equal "$(awk 'NR > 1 { print $1 }' <<<"$output" | sort | tr '\n' ' ')" "cold r "
+	assert_equal "$(head -1 <<<"$output" | awk '{ print $6 }')" WARM
+	# A keeper of its warm runs (and, for an overlay root, the holder of its one mount, in
+	# whose user namespace the keeper is made).
+	local pids pid ns
+	pids=$(warm_column r <<<"$output")
+	[[ $pids =~ ^[0-9]+( [0-9]+)?$ ]] || fail "not one or two PIDs in r's WARM column: $output"
+	ns=$("$EDR_BIN" run --mode userns r -- readlink /proc/self/ns/user </dev/null)
+	for pid in $pids; do
+		running "$pid" && [[ $(userns "$pid") == "$ns" ]] || fail "process $pid does not keep r's namespaces"
+	done
+	assert_equal "$(awk '$1 == "cold" { print $6 }' <<<"$output")" -
+	edr_run list --json
+	assert_status 0
+	assert_equal "$(python3 -c 'import json, sys
+for r in sorted(json.load(sys.stdin), key=lambda r: r["name"]): print(r["name"], r["warm_pids"])' <<<"$output")" \
+		"cold []"$'\n'"r [${pids// /, }]"
 }
 
 @test "warm: a second run joins the namespaces the first one left to a keeper" {
