@@ -11,6 +11,7 @@
 
 #include "common/cli-commands.h"
 #include "common/cli.h"
+#include "common/save-target.h"
 #include "common/util.h"
 #include "common/verbose.h"
 
@@ -419,6 +420,12 @@ cli_parse (int argc, char **argv, struct cli *cli)
     check_create (cli, "create");
   if (c->command == CMD_EXPORT && (cli->output == NULL || cli->output[0] == '\0'))
     usage_error (c->name, "missing FILE (export NAME FILE)");
+  /* FILE's suffix says how it is compressed, as for tar -a; --compress may only agree. */
+  const char *by_suffix = c->command == CMD_EXPORT ? save_suffix_compression (cli->output) : NULL;
+  if (by_suffix != NULL && cli->compress != NULL && strcmp (by_suffix, cli->compress) != 0)
+    usage_error (c->name, "%s: its suffix says %s, --compress says %s (rename the file or drop "
+                 "--compress)", cli->output, strcmp (by_suffix, "none") == 0 ? "no compression"
+                 : by_suffix, cli->compress);
   if (c->command == CMD_PUSH && (cli->output == NULL || cli->output[0] == '\0'))
     usage_error (c->name, "missing DESTINATION (push NAME docker://REGISTRY/REPO:TAG, "
                  "oci:DIR:TAG or docker-archive:FILE)");

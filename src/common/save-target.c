@@ -58,10 +58,11 @@ save_target_refusal (const char *file)
 }
 
 const char *
-save_compression (const char *file)
+save_suffix_compression (const char *file)
 {
   static const char *const by_suffix[][2] = {
-    { ".tar.gz", "gzip" }, { ".tgz", "gzip" }, { ".tar.xz", "xz" }, { ".tar", "none" },
+    { ".tar.gz", "gzip" }, { ".tgz", "gzip" }, { ".tar.xz", "xz" },   { ".txz", "xz" },
+    { ".tar.zst", "zstd" }, { ".tzst", "zstd" }, { ".tar", "none" },
   };
   size_t len = strlen (file);
   for (size_t i = 0; i < sizeof by_suffix / sizeof by_suffix[0]; i++)
@@ -70,5 +71,12 @@ save_compression (const char *file)
       if (len > n && strcmp (file + len - n, by_suffix[i][0]) == 0)
         return by_suffix[i][1];
     }
-  return "zstd";
+  return NULL;
+}
+
+const char *
+save_compression (const char *file)
+{
+  const char *by_suffix = save_suffix_compression (file);
+  return by_suffix != NULL ? by_suffix : "zstd";
 }

@@ -13,6 +13,8 @@ const char *save_target_refusal (const char *file);
  * refusal that leaves nothing "as it is". */
 #define SAVE_TARGET_NO_DIR "its directory is missing or not writable"
 
-/* export's --compress for FILE, from its name: .tar.gz or .tgz gzip, .tar.xz xz, .tar
- * none, anything else zstd. */
+/* The compression FILE's name says: .tar.gz or .tgz gzip, .tar.xz or .txz xz, .tar.zst or
+ * .tzst zstd, .tar none; NULL for any other name. */
+const char *save_suffix_compression (const char *file);
+/* export's compression for FILE when --compress is not given: its suffix's, else zstd. */
 const char *save_compression (const char *file);

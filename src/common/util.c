@@ -17,6 +17,7 @@
 
 static void (*die_cleanup) (void), (*die_temp_cleanup) (void);
 static bool die_at_once;
+bool stderr_mid_line;
 
 void
 set_die_at_once (void)
@@ -62,6 +63,9 @@ __attribute__((format (printf, 2, 0))) static void
 print_one_line (const char *prefix, const char *format, va_list args)
 {
   char *s;
+  if (stderr_mid_line)
+    fputc ('\n', stderr); /* a progress bar's line: ours starts a line of its own */
+  stderr_mid_line = false;
   fprintf (stderr, "%s: %s", PROGRAM_NAME, prefix);
   if (vasprintf (&s, format, args) < 0)
     {

@@ -143,6 +143,9 @@ void set_die_cleanup (void (*fn) (void));
 /* From now on a fatal error only prints its line and _exit()s: no cleanup, no atexit
  * handler, no stdio flush. For a vfork() child, which shares its parent's memory. */
 void set_die_at_once (void);
+/* Set while stderr's last line is not ended (a progress bar, store/progress.h): die() and
+ * warn() end it first, so that their line is a line of its own. */
+extern bool stderr_mid_line;
 /* The positive number of seconds in environment variable VAR, FALLBACK when it is unset
  * or empty; die()s "invalid VAR '...': expected a positive number of seconds" otherwise. */
 long env_seconds (const char *var, long fallback);

@@ -35,7 +35,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "common/atomic-file.h"
 #include "common/account.h"
@@ -44,69 +43,17 @@
 #include "common/overlay.h"
 #include "common/paths.h"
 #include "common/rootemu-files.h"
+#include "common/save-target.h"
 #include "common/roots.h"
 #include "common/util.h"
 #include "store/export.h"
 #include "store/image-config.h"
+#include "store/compress-out.h"
 #include "store/interrupt.h"
 #include "store/progress.h"
 #include "store/walk.h"
 
 #define ACCOUNT_FILE_MAX (16 * 1024 * 1024)
-#define ZSTD_EXPORT_LEVEL 3 /* zstd's default: fast; `zstd -19` the result for a smaller file */
-
-/* zstd as libarchive's output: the tar stream is compressed here with every core. */
-struct zstd_out
-{
-  int fd;
-  ZSTD_CCtx *cctx;
-  void *buf;
-  size_t cap;
-};
-
-static int
-zstd_flush (struct zstd_out *z, ZSTD_inBuffer *in, ZSTD_EndDirective mode)
-{
-  for (;;)
-    {
-      ZSTD_outBuffer out = { z->buf, z->cap, 0 };
-      size_t left = ZSTD_compressStream2 (z->cctx, &out, in, mode);
-      if (ZSTD_isError (left))
-        {
-          errno = EIO;
-          return -1;
-        }
-      if (write_all (z->fd, z->buf, out.pos) < 0)
-        return -1;
-      if (mode == ZSTD_e_end ? left == 0 : in->pos == in->size)
-        return 0;
-    }
-}
-
-static la_ssize_t
-zstd_write_cb (struct archive *a, void *data, const void *buf, size_t len)
-{
-  ZSTD_inBuffer in = { buf, len, 0 };
-  if (zstd_flush (data, &in, ZSTD_e_continue) < 0)
-    {
-      archive_set_error (a, errno, "zstd: %s", strerror (errno));
-      return -1;
-    }
-  return (la_ssize_t) len;
-}
-
-static int
-zstd_close_cb (struct archive *a, void *data)
-{
-  ZSTD_inBuffer in = { NULL, 0, 0 };
-  if (zstd_flush (data, &in, ZSTD_e_end) < 0)
-    {
-      archive_set_error (a, errno, "zstd: %s", strerror (errno));
-      return ARCHIVE_FATAL;
-    }
-  return ARCHIVE_OK;
-}
-
 struct exporter
 {
   const char *name;
@@ -396,49 +343,6 @@ export_source_date_epoch (time_t *out)
   return true;
 }
 
-static void
-set_filter (struct exporter *x, const char *compress, int fd, struct zstd_out *z)
-{
-  long cores = sysconf (_SC_NPROCESSORS_ONLN);
-  if (cores < 1)
-    cores = 1;
-  int r = ARCHIVE_OK;
-  if (strcmp (compress, "gzip") == 0)
-    {
-      r = archive_write_add_filter_gzip (x->a);
-      if (r == ARCHIVE_OK)
-        r = archive_write_set_filter_option (x->a, "gzip", "timestamp", NULL);
-    }
-  else if (strcmp (compress, "xz") == 0)
-    {
-      cleanup_free char *threads = xasprintf ("%ld", cores);
-      r = archive_write_add_filter_xz (x->a);
-      if (r == ARCHIVE_OK)
-        r = archive_write_set_filter_option (x->a, "xz", "threads", threads);
-    }
-  if (r != ARCHIVE_OK)
-    die ("cannot export '%s': %s compression: %s", x->name, compress,
-         archive_error_string (x->a));
-  if (strcmp (compress, "zstd") != 0)
-    {
-      check (x, archive_write_open_fd (x->a, fd), "the output");
-      return;
-    }
-  /* At least one worker: zstd's output then does not depend on how many. */
-  z->fd = fd;
-  z->cctx = ZSTD_createCCtx ();
-  z->cap = ZSTD_CStreamOutSize ();
-  z->buf = xmalloc (z->cap);
-  if (z->cctx == NULL
-      || ZSTD_isError (ZSTD_CCtx_setParameter (z->cctx, ZSTD_c_compressionLevel,
-                                               ZSTD_EXPORT_LEVEL))
-      || ZSTD_isError (ZSTD_CCtx_setParameter (z->cctx, ZSTD_c_checksumFlag, 1)))
-    die ("cannot export '%s': cannot set up zstd", x->name);
-  /* A libzstd built without threads refuses workers: single-threaded output then. */
-  ZSTD_CCtx_setParameter (z->cctx, ZSTD_c_nbWorkers, (int) cores);
-  check (x, archive_write_open (x->a, z, NULL, zstd_write_cb, zstd_close_cb), "the output");
-}
-
 int
 export_lock_root (const char *name, const char *verb, char **root, struct meta *m, int *upperfd)
 {
@@ -477,7 +381,13 @@ export_root (const char *name, const char *file, const char *compress, bool quie
 {
   struct exporter x = { .name = name };
   name_check (name);
-  compress = compress != NULL ? compress : "zstd";
+  compress = compress != NULL ? compress : save_compression (file);
+  /* Before the root is read: a directory or a file that is no archive is never written over,
+   * and a directory that cannot take FILE fails now, not after the whole root. */
+  const char *why = save_target_refusal (file);
+  if (why != NULL)
+    die ("cannot export '%s': %s: %s%s", name, file, why,
+         strcmp (why, SAVE_TARGET_NO_DIR) == 0 ? "" : " (it is left as it is)");
   /* The output first, as the caller: an overlay root is read in a user namespace of ours
    * (overlay.h), whose capabilities must not write where the caller could not. */
   cleanup_atomic_file struct atomic_file out;
@@ -506,8 +416,7 @@ export_root (const char *name, const char *file, const char *compress, bool quie
   check (&x, archive_write_set_format_pax_restricted (x.a), "the output");
   /* Every block full-sized, as tar(1) writes: the size does not depend on the filter. */
   check (&x, archive_write_set_bytes_in_last_block (x.a, 1), "the output");
-  struct zstd_out z = { 0 };
-  set_filter (&x, compress, fd, &z);
+  struct compress_out *out_c = compress_out_open (x.a, compress, fd, fwhat, x.interrupted_note);
 
   bool show = !quiet && isatty (STDERR_FILENO);
   cleanup_free char *label = xasprintf ("exporting %s", name);
@@ -527,8 +436,7 @@ export_root (const char *name, const char *file, const char *compress, bool quie
 
   archive_write_free (x.a);
   archive_entry_free (x.entry);
-  ZSTD_freeCCtx (z.cctx);
-  free (z.buf);
+  compress_out_free (out_c);
   free (x.buf);
   export_filter_clear (&x.f);
   free (x.interrupted_note);

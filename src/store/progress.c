@@ -60,6 +60,7 @@ draw (struct progress *p, bool final)
   cleanup_free char *line = strbuf_steal (&sb);
   fputs (line, stderr);
   fflush (stderr);
+  stderr_mid_line = !final;
   p->drawn = true;
   p->last = now;
 }

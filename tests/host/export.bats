@@ -128,6 +128,55 @@ for _ in range(int(sys.argv[2])):
 	diff <(tree "$R") <(tree "$(root_of back)") || fail "the trees differ"
 }
 
+@test "export: FILE's suffix chooses the compression, as tar -a does; --compress that disagrees is refused before any work" {
+	local f
+	for f in a.tar.gz a.tgz a.tar.xz a.txz a.tar.zst a.tzst a.tar a.img; do
+		edr_run export r "$W/$f"
+		assert_success
+	done
+	# Each read back by the tool its suffix names, as a user would.
+	tar -xzf "$W/a.tar.gz" -O ./etc/passwd >/dev/null || fail ".tar.gz is not gzip"
+	tar -xzf "$W/a.tgz" -O ./etc/passwd >/dev/null || fail ".tgz is not gzip"
+	tar -xJf "$W/a.tar.xz" -O ./etc/passwd >/dev/null || fail ".tar.xz is not xz"
+	tar -xJf "$W/a.txz" -O ./etc/passwd >/dev/null || fail ".txz is not xz"
+	zstd -dc "$W/a.tar.zst" | tar -x -O ./etc/passwd >/dev/null || fail ".tar.zst is not zstd"
+	zstd -dc "$W/a.tzst" | tar -x -O ./etc/passwd >/dev/null || fail ".tzst is not zstd"
+	[[ $(head -c 262 "$W/a.tar" | tail -c 5) == ustar ]] || fail ".tar is compressed"
+	# A name with no archive suffix: zstd, as before.
+	[[ $(head -c4 "$W/a.img" | od -An -tx1 | tr -d ' ') == 28b52ffd ]] || fail "no suffix: not zstd"
+	# --compress that agrees is fine; one that disagrees is one line, before the root is read.
+	edr_run export r "$W/b.tar.gz" --compress gzip
+	assert_success
+	edr_run export r "$W/c.tar.gz" --compress xz
+	assert_edr_error 125 "$W/c.tar.gz: its suffix says gzip, --compress says xz"
+	edr_run export r "$W/c.tar" --compress zstd
+	assert_edr_error 125 "its suffix says no compression"
+	[[ ! -e $W/c.tar.gz && ! -e $W/c.tar ]] || fail "a refused export wrote its file"
+	# run --ephemeral --save reads the suffix the same way.
+	edr_run run --ephemeral --from "$EDR_TEMPLATE" --save "$W/s.tgz" -- true
+	assert_success
+	tar -tzf "$W/s.tgz" >/dev/null || fail "--save .tgz is not gzip"
+}
+
+@test "export NAME DIR and export over a file that is no archive are refused before the root is read" {
+	head -c 64M /dev/urandom >"$R/big" # compressing it would take a while
+	mkdir "$W/dir"
+	echo "my notes" >"$W/notes.tar.gz"
+	local start=$SECONDS
+	edr_run export r "$W/dir" --compress xz
+	assert_edr_error 125 "$W/dir: a directory"
+	edr_run export r "$W/notes.tar.gz"
+	assert_edr_error 125 "an existing file that is not an archive (it is left as it is)"
+	assert_equal "$(cat "$W/notes.tar.gz")" "my notes"
+	(( SECONDS - start < 10 )) || fail "the refusals took $((SECONDS - start)) s: the root was read first"
+	run ls -A "$W/dir"
+	assert_output ""
+	# An archive is replaced, as before.
+	edr export r "$W/ok.tar" || fail "export failed"
+	edr_run export r "$W/ok.tar"
+	assert_success
+}
+
 @test "export: failures leave nothing behind and name what is at fault" {
 	edr_run export nosuch "$W/e.tar.zst"
 	assert_edr_error 125 nosuch
@@ -243,17 +292,33 @@ two.tar.zst"
 	! grep -q "host secret" "$W/e.tar" || fail "the host file's content is in the archive"
 }
 
-@test "export: SIGINT stops it with 130 and one line; neither FILE nor a temporary file is left" {
+@test "export: SIGINT stops it at once with 130 and one line, xz included; neither FILE nor a temporary file is left" {
 	head -c 64M /dev/urandom > "$R/tmp/big" # xz on random data: seconds, not milliseconds
 	"$EDR_BIN" export r "$W/e.tar.xz" --compress xz 2> "$T/err" &
 	local pid=$!
 	sleep 1
 	kill -INT "$pid"
-	local rc=0
+	# Heard within a block of xz's threads, not after it (libarchive's xz filter made ^C
+	# wait for a 24 MiB block: 15 s here).
+	local start=$SECONDS rc=0
 	wait "$pid" || rc=$?
+	(( SECONDS - start <= 5 )) || fail "export took $((SECONDS - start)) s to stop"
 	[[ $rc -eq 130 ]] || fail "exit status $rc: $(cat "$T/err")"
 	run cat "$T/err"
 	assert_output "enter-devroot: interrupted: nothing created ($W/e.tar.xz not written)"
+	run ls -A "$W"
+	assert_output ""
+}
+
+@test "export on a terminal: the interrupt's line is a line of its own, not glued to the progress bar" {
+	command -v script >/dev/null || skip "no script(1)"
+	head -c 64M /dev/urandom > "$R/tmp/big"
+	# script(1) gives export a terminal, so it draws its bar; ^C is a SIGINT from the shell.
+	script -qec "'$EDR_BIN' export r '$W/e.tar.xz' & p=\$!; sleep 2; kill -INT \$p; wait \$p" /dev/null >"$T/tty" || true
+	grep -q 'exporting r' "$T/tty" || fail "no progress bar was drawn: $(od -c "$T/tty" | head)"
+	# The interrupt line starts a line: after a newline, with nothing of the bar before it.
+	tr '\r' '\n' <"$T/tty" | grep -qx 'enter-devroot: interrupted: nothing created .*' ||
+		fail "the interrupt's line shares a line: $(od -c "$T/tty" | tail -8)"
 	run ls -A "$W"
 	assert_output ""
 }
