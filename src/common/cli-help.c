@@ -187,8 +187,10 @@ static const struct command_info commands[] = {
     "asks the registry nothing (a Slurm job's tasks, on any node sharing the cache).\n" },
   { "cache", CMD_CACHE, false, "cache list [--json] | cache clean [--quiet]",
     "Show or empty the download cache, ${XDG_CACHE_HOME:-~/.cache}/enter-devroot: verified\n"
-    "files named by their SHA-256, and partial downloads. 'clean' leaves downloads that\n"
-    "another enter-devroot is running alone.\n" },
+    "files named by their SHA-256, partial downloads, and the layer store (layers/: image\n"
+    "layers unpacked once, which overlay roots and later creates of the image share; 'list'\n"
+    "shows each with the roots using it). 'clean' removes what no root uses and leaves\n"
+    "downloads that another enter-devroot is running alone.\n" },
   { "images", CMD_IMAGES, false, "images [--json]",
     "List the devroots made from OCI images: name, manifest digest, image reference.\n"
     "\n"
@@ -249,7 +251,7 @@ static const struct command_info commands[] = {
     "\n"
     "IMAGE is a Docker reference (Docker Hub by default), template:NAME, or anything\n"
     "create --from takes with its prefix (docker://, oci:, docker-archive:, https://, /path).\n"
-    "See the man page, GITLAB RUNNER.\n" },
+    "See enter-devroot(1), section CI ENGINES, \"GitLab Runner (custom executor)\".\n" },
   { "github-hook", CMD_GITHUB_HOOK, false, "github-hook [--allow-local-images] [--mode auto|userns|chroot] < JSON",
     "The GitHub Actions runner's container hooks: prepare_job, run_script_step,\n"
     "run_container_step and cleanup_job, read as JSON on standard input. Point\n"
@@ -257,7 +259,7 @@ static const struct command_info commands[] = {
     "The runner's directories are bound into the devroot in user-namespace mode, copied\n"
     "in before each step and back after it in chroot mode (--mode auto: userns where\n"
     "they can be bound, else chroot).\n"
-    "See the man page, GITHUB ACTIONS RUNNER.\n" },
+    "See enter-devroot(1), section CI ENGINES, \"GitHub Actions runner (container hooks)\".\n" },
   { "help", CMD_HELP, false, "help [SUBCOMMAND]", "Show help for SUBCOMMAND.\n" },
 };
 
@@ -268,9 +270,9 @@ static const char exit_status_help[] =
   "  127         the command was not found\n"
   "  124         run --timeout: the command was stopped after SECONDS\n"
   "  125         enter-devroot itself failed (usage errors included)\n"
-  "  128+N       create, fetch, templates interrupted by signal N (HUP, INT, TERM):\n"
-  "              nothing created\n"
-  "  0           success (create, list, path, remove, doctor, export, publish, push)\n";
+  "  128+N       create, fetch, templates, cache, export, push, publish interrupted by\n"
+  "              signal N (HUP, INT, TERM): nothing created or written\n"
+  "  0           success (every subcommand but run and enter)\n";
 
 const struct command_info *
 cli_find_command (const char *name)

@@ -364,6 +364,13 @@ cli_parse (int argc, char **argv, struct cli *cli)
           i++;
           break;
         }
+      /* -v anywhere before the command's own words, as most tools take it. */
+      if (strcmp (word, "-v") == 0 || strcmp (word, "--verbose") == 0)
+        {
+          verbose_enable ();
+          i++;
+          continue;
+        }
       if (word[0] == '-' && word[1] != '\0')
         {
           parse_option (cli, c, argc, argv, &i);

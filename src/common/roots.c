@@ -316,15 +316,17 @@ keepers_and_holders (const struct store_paths *p, const char *name, pid_t *pids)
 }
 
 /* die() unless NAME exists and, without FORCE, nothing of the caller's runs inside it
- * (removing it would leave a shell in an emptied root, its home gone). */
+ * (removing it would leave a shell in an emptied root, its home gone). SEVERAL: one of
+ * several names, none of which is removed then, and the line says so. */
 static void
-check_removable (const struct store_paths *p, const char *name, bool force)
+check_removable (const struct store_paths *p, const char *name, bool force, bool several)
 {
   name_check (name);
   cleanup_free char *root = paths_root (p, name);
   struct stat st;
+  const char *none = several ? "; nothing removed" : "";
   if (lstat (root, &st) < 0)
-    die ("cannot remove '%s': no such devroot", name);
+    die ("cannot remove '%s': no such devroot%s", name, none);
   pid_t keepers[KEEPERS_MAX];
   size_t n_keepers = keepers_and_holders (p, name, keepers);
   pid_t pid = force ? 0 : inuse_find_besides (root, keepers, n_keepers);
@@ -332,7 +334,7 @@ check_removable (const struct store_paths *p, const char *name, bool force)
     {
       cleanup_free char *comm = inuse_command (pid);
       die ("cannot remove '%s': process %ld (%s) is running inside it (stop it, or use "
-           "'remove --force')", name, (long) pid, comm);
+           "'remove --force')%s", name, (long) pid, comm, none);
     }
 }
 
@@ -431,7 +433,7 @@ remove_one (struct store_paths *p, const char *name, bool force)
   /* Held until we return; never read. */
   cleanup_fd int lockfd __attribute__((unused)) = lock_name_or_die (p, name, "remove");
   clean_stale_staging (p, name);
-  check_removable (p, name, force);
+  check_removable (p, name, force, false);
   pid_t keepers[KEEPERS_MAX];
   size_t n_keepers = keepers_and_holders (p, name, keepers);
   if (force)
@@ -448,7 +450,7 @@ roots_remove (char *const *names, bool force)
   struct store_paths p;
   store_paths_from_env (&p);
   for (size_t i = 0; names[i] != NULL; i++)
-    check_removable (&p, names[i], force);
+    check_removable (&p, names[i], force, names[1] != NULL);
   for (size_t i = 0; names[i] != NULL; i++)
     remove_one (&p, names[i], force);
   store_paths_clear (&p);

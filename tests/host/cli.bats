@@ -36,6 +36,20 @@ teardown() { edr_teardown; }
 	done
 }
 
+@test "cli: help's pointers into the man page name sections that exist there" {
+	local man=$BATS_TEST_DIRNAME/../../man/enter-devroot.1.in sub section title n=0
+	[[ -f $man ]] || skip "the man page is not staged"
+	for sub in $("$EDR_BIN" --help | sed -n 's/^  enter-devroot \([a-z-]*\).*/\1/p' | sort -u) gitlab github-hook; do
+		edr_run help "$sub"
+		while IFS='|' read -r section title; do
+			grep -qx ".SH $section" "$man" || fail "help $sub names section $section, which the man page lacks"
+			[[ -z $title ]] || grep -qx ".SS $title" "$man" || fail "help $sub names \"$title\", which the man page lacks"
+			n=$((n + 1))
+		done < <(sed -n 's/.*enter-devroot(1), section \([A-Z ]*[A-Z]\)\(, "\([^"]*\)"\)\{0,1\}.*/\1|\3/p' <<<"$output")
+	done
+	(( n >= 2 )) || fail "no pointer into the man page was checked"
+}
+
 @test "cli: --help's usage lines show every option each subcommand takes (enter's --bind and --timeout)" {
 	edr_run --help
 	assert_status 0

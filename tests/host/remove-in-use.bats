@@ -117,8 +117,11 @@ alive() { [[ -d /proc/$1 && $(awk '/^State:/ { print $2 }' "/proc/$1/status") !=
 	create_default c
 	start_inside b sleep 600
 	edr_run remove a b c
-	assert_edr_error 125 "'b'" "process $PID (sleep)"
+	assert_edr_error 125 "'b'" "process $PID (sleep)" "nothing removed"
 	[[ -d $(root_of a) && -d $(root_of b) && -d $(root_of c) ]] || fail "a root was removed"
+	edr_run remove a nosuch c
+	assert_edr_error 125 "cannot remove 'nosuch': no such devroot; nothing removed"
+	[[ -d $(root_of a) && -d $(root_of c) ]] || fail "a root was removed"
 	edr_run remove a b c --force
 	assert_status 0
 	[[ ! -e $(root_of a) && ! -e $(root_of b) && ! -e $(root_of c) ]] || fail "a root is still there"

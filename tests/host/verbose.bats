@@ -106,6 +106,19 @@ $(last_run)"
 		"^enter-devroot: renamed .* into place as $(root_of other)$"
 }
 
+@test "verbose: -v and --verbose after the subcommand, as before it; after the command's -- they are the command's" {
+	edr_run run dev -v -- true
+	assert_status 0
+	assert_stderr_has "^enter-devroot: mode "
+	edr_run create other --verbose --quiet
+	assert_status 0
+	assert_stderr_has "^enter-devroot: source: .*minimal"
+	edr_run run dev -- echo -v
+	assert_status 0
+	assert_output -- -v
+	[[ -z $stderr ]] || fail "-v after -- was taken: $stderr"
+}
+
 @test "verbose: errors stay one line: the error is the last line, whole" {
 	edr_run -v run nosuch -- true
 	assert_status "$EDR_TOOL_EXIT"
