@@ -99,9 +99,10 @@ static const struct command_info commands[] = {
   { "enter", CMD_ENTER, true, "enter NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
     "                       [--no-landlock] [--no-host-dns] [--root]\n"
     "                       [--bind SRC:DST[:ro]]... [--timeout SECONDS]",
-    "Start an interactive shell inside devroot NAME: your login shell from the root's\n"
-    "/etc/passwd, else /bin/sh, run with -i (not as a login shell) when standard input\n"
-    "is a terminal; with commands piped in, the shell just reads them (no prompts).\n"
+    "Start an interactive shell inside devroot NAME: the shell the root's /etc/passwd gives\n"
+    "you (when not create's /bin/sh), else your own $SHELL where the root has it, else bash,\n"
+    "else /bin/sh, with a prompt naming NAME; run with -i (not as a login shell) when\n"
+    "standard input is a terminal; with commands piped in, it just reads them (no prompts).\n"
     "A devroot made from an OCI image gets a shell too: 'run NAME' without CMD runs the\n"
     "image's Entrypoint+Cmd (often a REPL). On a terminal, in userns mode, the shell owns\n"
     "it (job control, ^Z), tty names it /dev/console, and the root has a /dev/pts of its own.\n"

@@ -83,6 +83,7 @@
 #include "enter/mounts.h"
 #include "enter/pidns.h"
 #include "enter/rootemu.h"
+#include "enter/shell.h"
 #include "enter/stepns.h"
 #include "enter/supervise.h"
 #include "enter/terminal.h"
@@ -241,8 +242,17 @@ run_command (const char *name, const struct enter_opts *opts)
     die_with_error ("cannot change to working directory '%s' in root '%s'", workdir, name);
   verbose ("working directory %s", workdir);
 
-  const char *shell = acct.shell != NULL && acct.shell[0] == '/' ? acct.shell : DEFAULT_SHELL;
-  struct env_user user = { .home = home, .user = acct.name, .shell = shell, .devroot = name };
+  char **argv = opts->argv;
+  if (argv != NULL && opts->entrypoint)
+    argv = image_command (image, opts->argv);
+  else if (argv == NULL && opts->image_cmd)
+    argv = image_command (image, image != NULL ? image->cmd : NULL);
+  /* No command: enter's shell (shell.h), with a prompt that names the root. */
+  const char *shell = argv == NULL ? shell_choose (acct.shell, getenv ("SHELL"))
+                      : acct.shell != NULL && acct.shell[0] == '/' ? acct.shell : DEFAULT_SHELL;
+  cleanup_free char *prompt = argv == NULL ? shell_prompt (shell, name, opts->root) : NULL;
+  struct env_user user = { .home = home, .user = acct.name, .shell = shell, .devroot = name,
+                           .prompt = prompt };
   char **envp = env_build (environ, &opts->env, image != NULL ? image->env : NULL, &user);
 
   /* enter runs the shell interactively, not as a login shell, like chroot(1): the
@@ -250,11 +260,6 @@ run_command (const char *name, const struct enter_opts *opts)
    * With commands piped in rather than a terminal, it is a plain script reader, so its
    * output is theirs alone (no banner, no prompts), as `ssh host < script` behaves. */
   char *shell_argv[] = { xstrdup (shell), isatty (STDIN_FILENO) ? xstrdup ("-i") : NULL, NULL };
-  char **argv = opts->argv;
-  if (argv != NULL && opts->entrypoint)
-    argv = image_command (image, opts->argv);
-  else if (argv == NULL && opts->image_cmd)
-    argv = image_command (image, image != NULL ? image->cmd : NULL);
   if (argv == NULL)
     argv = shell_argv;
   confine_root (name, opts->no_landlock);

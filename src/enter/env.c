@@ -86,6 +86,8 @@ env_build (char *const *caller_env, const struct env_opts *opts, char *const *im
       env_vec_set2 (&e, "SHELL", user->shell);
       env_vec_set2 (&e, "ENTER_DEVROOT_NAME", user->devroot);
       env_vec_set2 (&e, "debian_chroot", user->devroot);
+      if (user->prompt != NULL)
+        env_vec_set2 (&e, "PS1", user->prompt);
     }
 
   for (size_t i = 0; opts->assignments != NULL && opts->assignments[i] != NULL; i++)

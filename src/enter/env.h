@@ -15,6 +15,7 @@ struct env_user
   const char *user;
   const char *shell;
   const char *devroot; /* the devroot's name: ENTER_DEVROOT_NAME and debian_chroot */
+  const char *prompt;  /* PS1 for enter's shell (shell.h), or NULL */
 };
 
 /* Build the environment. By default only the caller's terminal and locale variables (TERM,

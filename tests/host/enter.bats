@@ -109,3 +109,33 @@ teardown() { edr_teardown; }
 		[[ $stderr == *no-such-shell* ]] || fail "error does not name the shell: $stderr"
 	fi
 }
+
+@test "enter: your own shell (\$SHELL) where the root has it, else bash, else /bin/sh; a shell chosen in the root's passwd wins" {
+	mkdir -p "$R/usr/bin"
+	printf '#!/bin/sh\necho "my-shell $0"\nexec /bin/sh "$@"\n' >"$R/usr/bin/mysh"
+	printf '#!/bin/sh\necho "bash-stand-in $0"\nexec /bin/sh "$@"\n' >"$R/usr/bin/bash"
+	chmod 755 "$R/usr/bin/mysh" "$R/usr/bin/bash"
+	run --separate-stderr env SHELL=/usr/bin/mysh bash -c 'echo "echo in-\$SHELL" | "$EDR_BIN" enter dev'
+	assert_status 0
+	assert_line "my-shell /usr/bin/mysh"
+	assert_shell_line in-/usr/bin/mysh
+	# Your shell is not in the root: bash.
+	run --separate-stderr env SHELL=/bin/no-such-shell bash -c 'echo "echo in" | "$EDR_BIN" enter dev'
+	assert_status 0
+	assert_line "bash-stand-in /usr/bin/bash"
+	# No bash either: the root's /bin/sh.
+	rm "$R/usr/bin/bash"
+	run --separate-stderr env SHELL=/bin/no-such-shell bash -c 'echo "echo \"in-[\$0]\"" | "$EDR_BIN" enter dev'
+	assert_status 0
+	assert_shell_line "in-[/bin/sh]"
+	# A shell the root's passwd gives you (not create's /bin/sh) is yours, whatever $SHELL says.
+	sed -i "/^$(id -un):/d" "$R/etc/passwd"
+	passwd_entry /usr/bin/mysh / >>"$R/etc/passwd"
+	run --separate-stderr env SHELL=/bin/sh bash -c 'echo "echo in" | "$EDR_BIN" enter dev'
+	assert_status 0
+	assert_line "my-shell /usr/bin/mysh"
+	# run is not enter: its command is what you typed, with no prompt set for it.
+	run --separate-stderr env SHELL=/usr/bin/mysh "$EDR_BIN" run dev -- sh -c 'echo "[${PS1-unset}]"'
+	assert_status 0
+	refute_output --partial "(dev)"
+}

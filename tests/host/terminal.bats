@@ -123,3 +123,26 @@ teardown() { edr_teardown; }
 	assert_status 0
 	assert_output --partial got-hello
 }
+
+# enter's shell (src/enter/shell.c): your own where the root has it, else its best, and a
+# prompt naming the root in the escapes of the shell it is.
+@test "terminal: enter's prompt names the root: busybox ash expands \\u@\\h:\\w, dash gets no escapes" {
+	SHELL=/bin/no-such-shell pty 'expect:\(dev\) [^ ]*@[^ ]*:[^ ]*\$ ' 'send:exit 6\n' -- "$EDR_BIN" enter dev --mode userns
+	assert_status 6
+	refute_output --partial '\u@'
+	add_host_programs dash
+	SHELL=/usr/bin/dash pty 'expect:\(dev\) \$ ' 'send:echo "[$0]"\n' 'expect:\[/usr/bin/dash\]' 'send:exit 7\n' -- \
+		"$EDR_BIN" enter dev --mode userns
+	assert_status 7
+	refute_output --partial '\u@'
+	# --env PS1=... is the user's choice, and wins.
+	SHELL=/usr/bin/dash pty 'expect:mine> ' 'send:exit 8\n' -- "$EDR_BIN" enter dev --mode userns --env 'PS1=mine> '
+	assert_status 8
+}
+
+@test "terminal: enter starts bash where the root has it and your shell is not there, with the root's name in its prompt" {
+	add_host_programs bash
+	SHELL=/bin/zsh pty 'expect:\(dev\) [^ ]*@[^ ]*:[^ ]*\$ ' 'send:echo "bash-$BASH_VERSION"\n' 'expect:bash-[0-9]' \
+		'send:exit 9\n' -- "$EDR_BIN" enter dev --mode userns
+	assert_status 9
+}
