@@ -28,6 +28,7 @@
 #include "store/push.h"
 #include "store/extract.h"
 #include "store/fetch.h"
+#include "store/image-sniff.h"
 #include "store/interrupt.h"
 #include "store/layers.h"
 #include "store/oci.h"
@@ -147,6 +148,34 @@ create (const struct cli *cli)
   creation_announce (cli->name, cli->quiet);
 }
 
+/* --from PATH that holds an image (image-sniff.h): the image reference to create from
+ * instead, said in one line; NULL for a root filesystem's archive or directory. */
+static char *
+image_at_path (const struct cli *cli)
+{
+  const char *path = cli->from;
+  if (path == NULL || strcmp (path, "-") == 0 || oci_ref_is_image (path) || fetch_is_url (path))
+    return NULL;
+  enum image_shape shape = image_shape_of (path);
+  if (shape == IMAGE_SHAPE_NONE)
+    return NULL;
+  const char *what = shape == IMAGE_SHAPE_OCI_LAYOUT ? "an OCI image layout directory"
+                     : shape == IMAGE_SHAPE_OCI_ARCHIVE ? "an OCI image layout archive"
+                     : "an image archive (docker save, podman save)";
+  if (shape == IMAGE_SHAPE_OCI_ARCHIVE)
+    die ("cannot create '%s' from %s: it is %s, not a root filesystem: unpack it (mkdir DIR && "
+         "tar -xf %s -C DIR) and create --from oci:DIR", cli->name, path, what, path);
+  const char *prefix = shape == IMAGE_SHAPE_OCI_LAYOUT ? "oci:" : "docker-archive:";
+  if (strchr (path, ':') != NULL)
+    die ("cannot create '%s' from %s: it is %s, and a path with ':' cannot follow %s: rename "
+         "it", cli->name, path, what, prefix);
+  char *ref = xasprintf ("%s%s", prefix, path);
+  if (!cli->quiet)
+    fprintf (stderr, "%s: %s is %s: creating '%s' from %s\n", PROGRAM_NAME, path, what,
+             cli->name, ref);
+  return ref;
+}
+
 static void
 create_root (const struct cli *cli)
 {
@@ -168,7 +197,8 @@ create_root (const struct cli *cli)
           && (builtin = builtin_find (cli->template_name)) == NULL)
         fetch_template_missing (cli->template_name, &fo);
     }
-  const char *image = builtin != NULL ? builtin->image : cli->from;
+  cleanup_free char *as_image = builtin == NULL ? image_at_path (cli) : NULL;
+  const char *image = builtin != NULL ? builtin->image : as_image != NULL ? as_image : cli->from;
   if (image != NULL && oci_ref_is_image (image))
     {
       if (cli->sha256 != NULL || cli->no_verify)

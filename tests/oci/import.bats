@@ -479,6 +479,37 @@ new"
 	assert_refused d3 "no image tagged 'example/app:v2'"
 }
 
+@test "--from PATH of what docker save wrote, or of an OCI layout directory, is the image it holds (one line says so); an OCI archive is refused naming what to do" {
+	command -v skopeo >/dev/null || skip "skopeo is not installed (apt-get install skopeo)"
+	config_image "$T/img" >/dev/null
+	skopeo copy -q "oci:$T/img:c" "docker-archive:$T/saved.tar:example/app:v1"
+	edr_run create d1 --from "$T/saved.tar"
+	assert_status 0
+	assert_equal "$stderr" "enter-devroot: $T/saved.tar is an image archive (docker save, podman save): creating 'd1' from docker-archive:$T/saved.tar"
+	edr_run run d1
+	assert_output "entry ep one two"
+	[[ ! -e $(root_of d1)/manifest.json ]] || fail "the archive was unpacked as a root filesystem"
+	# A layout directory, as oci:DIR.
+	edr_run create d2 --from "$T/img" --quiet
+	assert_status 0
+	[[ -z $stderr ]] || fail "--quiet, yet: $stderr"
+	edr_run run d2
+	assert_output "entry ep one two"
+	# An OCI layout in a tar (podman save --format oci-archive): one line naming the way.
+	skopeo copy -q "oci:$T/img:c" "oci-archive:$T/oci.tar"
+	edr_run create d3 --from "$T/oci.tar"
+	assert_refused d3 "an OCI image layout archive" "create --from oci:DIR"
+	# The same written by tar from the layout directory ("./" first).
+	tar -cf "$T/oci2.tar" -C "$T/img" .
+	edr_run create d4 --from "$T/oci2.tar"
+	assert_refused d4 "an OCI image layout archive"
+	# A root filesystem's archive is still one, ./ first or not.
+	tar -cf "$T/rootfs.tar" -C "$(root_of d1)" .
+	edr_run create d5 --from "$T/rootfs.tar" --quiet
+	assert_status 0
+	[[ -d $(root_of d5)/bin ]] || fail "not unpacked as a root filesystem"
+}
+
 @test "docker-archive: a layer that does not match the config's diff_ids is refused" {
 	command -v skopeo >/dev/null || skip "skopeo is not installed (apt-get install skopeo)"
 	image "$T/img2" <<< "{\"tag\": \"b\", \"layers\": [$BASE_LAYER, {\"entries\": [{\"path\": \"f\", \"data\": \"AAAA\"}]}]}" >/dev/null
