@@ -172,8 +172,10 @@ any_word_in (char *const *args, const char *const *words, size_t n_words)
   return false;
 }
 
-void
-rootemu_hint (const char *name, char *const *argv)
+/* The package manager ARGV runs to change packages (apt-get, apt, aptitude or dpkg with a
+ * verb above), or NULL. */
+static const char *
+package_change (char *const *argv)
 {
   const char *slash = strrchr (argv[0], '/');
   const char *cmd = slash != NULL ? slash + 1 : argv[0];
@@ -182,6 +184,59 @@ rootemu_hint (const char *name, char *const *argv)
   bool dpkg = strcmp (cmd, "dpkg") == 0;
   if ((apt && any_word_in (argv + 1, apt_verbs, N_ELEMENTS (apt_verbs)))
       || (dpkg && any_word_in (argv + 1, dpkg_verbs, N_ELEMENTS (dpkg_verbs))))
+    return apt ? (strcmp (cmd, "apt") == 0 ? "apt" : strcmp (cmd, "aptitude") == 0 ? "aptitude"
+                                                                                  : "apt-get")
+               : "dpkg";
+  return NULL;
+}
+
+/* The same for the commands of a shell script ("sh -c 'apt-get update && apt-get install
+ * -y cmake'", as README and CI recipes write them): each simple command, its words split
+ * at blanks and at ; & | ( ) ` (quotes are not undone: a hint, not a parser). */
+static const char *
+package_change_in_script (const char *script)
+{
+  const char *found = NULL;
+  cleanup_free char *copy = xstrdup (script);
+  char *rest = copy;
+  for (char *cmd; found == NULL && (cmd = strsep (&rest, ";&|()`\n")) != NULL;)
+    {
+      cleanup_strv char **words = NULL;
+      size_t n = 0;
+      for (char *w; (w = strsep (&cmd, " \t")) != NULL;)
+        if (w[0] != '\0')
+          {
+            words = xrealloc (words, (n + 2) * sizeof *words);
+            words[n++] = xstrdup (w);
+            words[n] = NULL;
+          }
+      /* The command word: after assignments and the words that run the next one ("sudo
+       * apt-get ...", "env X=1 apt-get ..."), not an argument ("echo apt-get install"). */
+      static const char *const runners[] = { "sudo", "env", "exec", "command", "nice",
+                                             "nohup", "time", "then", "do", "!" };
+      size_t i = 0;
+      while (i < n && (strchr (words[i], '=') != NULL || words[i][0] == '-'
+                       || any_word_in ((char *const[]) { words[i], NULL }, runners,
+                                       N_ELEMENTS (runners))))
+        i++;
+      if (i < n)
+        found = package_change (words + i);
+    }
+  return found;
+}
+
+void
+rootemu_hint (const char *name, char *const *argv)
+{
+  const char *cmd = package_change (argv);
+  const char *slash = strrchr (argv[0], '/');
+  const char *prog = slash != NULL ? slash + 1 : argv[0];
+  bool shell = strcmp (prog, "sh") == 0 || strcmp (prog, "bash") == 0 || strcmp (prog, "dash") == 0;
+  /* sh -c SCRIPT, with -c among the options before it (-ec, -lc, -e -c). */
+  for (size_t i = 1; cmd == NULL && shell && argv[i] != NULL && argv[i][0] == '-'; i++)
+    if (argv[i][1] != '-' && strchr (argv[i], 'c') != NULL && argv[i + 1] != NULL)
+      cmd = package_change_in_script (argv[i + 1]);
+  if (cmd != NULL)
     fprintf (stderr, "%s: hint: %s changes packages only as root: add --root (%s run %s "
-             "--root -- %s ...)\n", PROGRAM_NAME, cmd, PROGRAM_NAME, name, cmd);
+             "--root -- %s ...)\n", PROGRAM_NAME, cmd, PROGRAM_NAME, name, argv[0]);
 }

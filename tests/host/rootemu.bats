@@ -141,6 +141,13 @@ need_attack() {
 	[[ $stderr != *hint* ]] || fail "a hint for a command that needs no root: $(last_run)"
 	in_root r --root -- apt-get install -y hello
 	[[ $stderr != *hint* ]] || fail "a hint under --root: $(last_run)"
+	# The way README and CI recipes write it: in a shell script.
+	in_root r -- sh -c 'apt-get update && apt-get install -y cmake'
+	assert_status 100
+	[[ ${stderr_lines[0]} == "enter-devroot: hint: apt-get changes packages only as root: add --root (enter-devroot run r --root -- sh ...)" ]] ||
+		fail "no hint for sh -c: $(last_run)"
+	in_root r -- sh -ec 'echo apt-get install is what you need'
+	[[ $stderr != *hint* ]] || fail "a hint for an echo: $(last_run)"
 }
 
 @test "--root: apt's and dpkg's settings are written only where their directories are, inside the root: a symlink out of it writes nothing outside" {
