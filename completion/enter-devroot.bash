@@ -79,9 +79,23 @@ _enter_devroot()
 	publish) opts="--description --quiet --help" ;;
 	push) opts="--cacert --insecure-http --quiet --help" ;;
 	enter) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --bind --timeout --help" ;;
-	run) opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --entrypoint --bind
-		--timeout --ephemeral --name --save --from --template --sha256 --no-verify --max-size --index --cacert
-		--platform --insecure-http --quiet --help" ;;
+	run)
+		opts="--workdir --env --clear-env --mode --no-landlock --no-host-dns --root --entrypoint --bind
+		--timeout --help"
+		# The throwaway root's options, until a NAME says the root is a named one.
+		local named= ephemeral=
+		for ((i = 2; i < cword; i++)); do
+			case ${words[i]}:${words[i - 1]} in
+			--ephemeral:*) ephemeral=1 ;;
+			-*:* | *:--workdir | *:--env | *:--mode | *:--bind | *:--timeout | *:--name | *:--save | \
+				*:--from | *:--template | *:--sha256 | *:--max-size | *:--index | *:--cacert | *:--platform) ;;
+			*) named=1 ;;
+			esac
+		done
+		[[ -n $named && -z $ephemeral ]] && opts+=" --" ||
+			opts+=" --ephemeral --name --save --from --template --sha256 --no-verify --max-size --index
+			--cacert --platform --insecure-http --quiet"
+		;;
 	list|images) opts="--json --help" ;;
 	remove) opts="--force --help" ;;
 	path|doctor) opts="--help" ;;

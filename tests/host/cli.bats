@@ -224,6 +224,19 @@ complete_words() {
 	assert_output minimal
 }
 
+@test "completion: run NAME offers no --ephemeral-only option, and -- to start the command; run --ephemeral does" {
+	complete_words run dev --
+	[[ $output == *--workdir* ]] && grep -qx -- -- <<<"$output" || fail "$output"
+	[[ $output != *--save* && $output != *--from* && $output != *--template* && $output != *--ephemeral* ]] ||
+		fail "ephemeral-only options offered after a NAME: $output"
+	complete_words run --ephemeral --s
+	assert_output "$(printf -- '--save\n--sha256')"
+	complete_words run --ephemeral --from img --sa
+	assert_output -- --save
+	complete_words run dev -- ech
+	[[ $output == *echo* ]] || fail "the command's name is not completed: $output"
+}
+
 @test "completion: --bind completes files as well as directories" {
 	mkdir -p "$W/dir"
 	: > "$W/dotgitconfig"
