@@ -112,3 +112,18 @@ $(last_run)"
 	assert_success
 	assert_output "$(printf 'not build dependencies: none\ntarball: True\ninstalls: True')"
 }
+
+@test "replay: bad arguments are one line each, never a traceback; a recipe named as in examples/ci is found from anywhere" {
+	cd "$W"
+	run python3 "$EDR_EXAMPLES/ci/replay" nosuch.yml "$REPO" "$W/r1"
+	assert_failure
+	assert_output "replay: cannot read the recipe nosuch.yml: No such file or directory"
+	mkdir "$W/exists"
+	run python3 "$EDR_EXAMPLES/ci/replay" github-actions.yml "$REPO" "$W/exists"
+	assert_failure
+	assert_output "replay: cannot create WORKDIR $W/exists: File exists (it must not exist yet)"
+	run python3 "$EDR_EXAMPLES/ci/replay" github-actions.yml "$W/no-repo" "$W/r2"
+	assert_failure
+	assert_line "replay: cannot clone $W/no-repo into $W/r2/checkout"
+	refute_output --partial Traceback
+}
