@@ -180,6 +180,35 @@ remove_debris (const char *dir)
     closedir (d);
 }
 
+/* Remove the layer just unpacked (staging, locked by *SFD) whose digest HEX is stored: in
+ * a child of its own, which holds the lock until it is done, so that the create goes on at
+ * once (a large tree takes seconds to delete) and no other create takes the directory for
+ * debris meanwhile. A child killed half-way leaves debris the next create or cache clean
+ * removes (remove_debris). Where no child can be made (or threads run), here and now. */
+static void
+drop_duplicate (const char *hex, int *sfd)
+{
+  verbose ("layer %s is stored already: removing the copy just unpacked (%s) in the background",
+           hex, staging);
+  fflush (stderr);
+  /* A fork of a threaded process may find malloc's lock held: only a single thread forks. */
+  struct stat task;
+  pid_t pid = stat ("/proc/self/task", &task) == 0 && task.st_nlink == 3 ? fork () : -1;
+  if (pid == 0)
+    {
+      /* Away from the terminal's signals and the caller's wait; nothing of die()'s. */
+      setsid ();
+      if (nice (10) < 0 && errno != 0)
+        errno = 0;
+      _exit (rm_rf_at (AT_FDCWD, staging) < 0 ? 1 : 0);
+    }
+  if (pid < 0 && rm_rf_at (AT_FDCWD, staging) < 0)
+    warn ("cannot remove %s: %s", staging, strerror (errno));
+  free (staging);
+  staging = NULL;
+  close (steal_fd (sfd));
+}
+
 /* Whether a file in the directory FROM can be cloned by reference into the directory TO
  * (one filesystem that shares extents): two unnamed one-byte files (O_TMPFILE: nothing to
  * clean up), one FICLONE. */
@@ -269,14 +298,11 @@ layer_unpack (struct source *src, const char *want, const struct extract_opts *x
       staging = NULL;
       return;
     }
-  /* Another create unpacked the same layer first: use theirs, drop ours. */
+  /* The layer was stored already (a stream's digest is known only once it is read, or
+   * another create unpacked it first): use that one, drop ours. */
   if (errno != EEXIST && errno != ENOTEMPTY)
     die_with_error ("cannot move %s into place as %s", staging, final);
-  if (rm_rf_at (AT_FDCWD, staging) < 0)
-    warn ("cannot remove %s: %s", staging, strerror (errno));
-  free (staging);
-  staging = NULL;
-  close (steal_fd (&sfd));
+  drop_duplicate (hex, &sfd);
   if (!layer_hold (hex))
     die ("layer %s: removed (by a cache clean?) as it was put in place: try again", hex);
 }

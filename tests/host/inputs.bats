@@ -27,6 +27,26 @@ teardown() { edr_teardown; }
 	assert_store_unchanged
 }
 
+@test "inputs: --from - of a stream whose layer is stored: the copy unpacked again is removed in the background, and -v says so" {
+	edr_run create a --keep-layers --from - < "$EDR_TEMPLATE"
+	assert_status 0
+	local layers=$XDG_CACHE_HOME/enter-devroot/layers
+	# The stream's digest is known only once it is read: unpacked again, then dropped.
+	run --separate-stderr bash -c 'cat "$1" | "$2" -v create b --keep-layers --from -' _ "$EDR_TEMPLATE" "$EDR_BIN"
+	assert_status 0
+	[[ $stderr == *"is stored already: removing the copy just unpacked ($layers/."* ]] ||
+		fail "-v does not say what it does: $stderr"
+	local i
+	for i in $(seq 100); do
+		[[ -z $(ls -A "$layers" | grep '^\.') ]] && break
+		sleep 0.1
+	done
+	[[ -z $(ls -A "$layers" | grep '^\.') ]] || fail "the copy is still there: $(ls -A "$layers")"
+	assert_equal "$(ls "$layers/sha256" | wc -l)" 1
+	edr_run run b -- true
+	assert_status 0
+}
+
 # odd_tree DIR: a file, a hard link to it, a setuid file, a symlink to outside, a FIFO,
 # a read-only directory.
 odd_tree() {
