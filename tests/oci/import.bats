@@ -520,8 +520,16 @@ new"
 	edr_run run again
 	assert_output "entry one"
 	[[ ! -e $(root_of again)/.enter-devroot ]] || fail "the carried config was left in the root"
+	# The config is data about the image, not where the root came from: the new root's image
+	# is its archive, and the labels naming the image go no further.
 	edr_run images
-	assert_line --regexp "^again +sha256:[0-9a-f]{64} +oci:$T/img:g\$"
+	assert_line --regexp "^again +sha256:[0-9a-f]{64} +-\$"
+	run sh -c 'tar --zstd -xOf "$1" ./.enter-devroot/image-config.json' _ "$T/golang.tar.zst"
+	assert_output --partial "\"org.opencontainers.image.base.name\": \"oci:$T/img:g\""
+	edr export again "$T/again.tar.zst" --quiet
+	run sh -c 'tar --zstd -xOf "$1" ./.enter-devroot/image-config.json' _ "$T/again.tar.zst"
+	assert_output --partial '"Cmd": ["one"]'
+	refute_output --partial "org.opencontainers.image.base"
 	# Published, it is a catalogue's template whose roots keep the config too.
 	mkdir "$T/pub"
 	edr publish "$T/pub" "$T/golang.tar.zst" --quiet
