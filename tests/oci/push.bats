@@ -700,6 +700,28 @@ print(m[0]["RepoTags"], json.load(t.extractfile("repositories")))' "$T/a.tar"
 	[[ ! -e $T/out/index.json ]] || fail "an index was written"
 }
 
+@test "push: an upload Location on another origin never gets the registry's credentials" {
+	edr create t --from "$EDR_TEMPLATE" --quiet
+	echo mine > "$(root_of t)/added"
+	# A registry asking for basic auth (a proxy in front of the locked one) that sends its
+	# uploads to another origin (another proxy in front of the same registry).
+	start_proxy stranger locked
+	start_proxy lproxy locked
+	echo "elsewhere https://$(reg stranger)" > "$S/lproxy.mode"
+	auth_file "$T/auth.json" "$(reg lproxy)" "$REG_USER:$REG_PASS"
+	REGISTRY_AUTH_FILE=$T/auth.json edr_run push t "docker://$(reg lproxy)/elsewhere:1" --cacert "$CA" --quiet
+	grep -q "^POST /v2/elsewhere/blobs/uploads/ 202 0 auth=Basic\$" "$S/lproxy.log" ||
+		fail "the registry never had the credentials: $(cat "$S/lproxy.log")"
+	grep -q "^PUT /v2/elsewhere/blobs/uploads/" "$S/stranger.log" ||
+		fail "the upload did not go to the other origin: $(cat "$S/stranger.log")"
+	! grep -q "auth=" "$S/stranger.log" ||
+		fail "the credentials followed the upload to the other origin: $(cat "$S/stranger.log")"
+	# There, without them, the registry refuses the upload: one line, nothing tagged.
+	assert_edr_error "$EDR_TOOL_EXIT" "cannot push 't'"
+	run skopeo inspect --cert-dir "$S/certs" --creds "$REG_USER:$REG_PASS" "docker://$(reg locked)/elsewhere:1"
+	assert_failure
+}
+
 # A registry that takes uploads only in PATCHes (the proxy refuses a PUT with a body).
 @test "push falls back to PATCH then PUT when the registry refuses a monolithic upload" {
 	edr create t --from "$EDR_TEMPLATE" --quiet
