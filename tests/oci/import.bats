@@ -117,6 +117,49 @@ config_image() {
 	assert_output "unset"
 }
 
+# host_unchanged DIR: DIR still holds only bin/evil and an empty wd (what the test made).
+host_unchanged() {
+	[[ $(cd "$1" && find . | sort | tr '\n' ' ') == ". ./bin ./bin/evil ./wd " ]] ||
+		fail "the host's $1 changed: $(cd "$1" && find . | sort | tr '\n' ' ')"
+}
+
+@test "an image's config, and the config an archive carries, apply only inside the root: a WorkingDir through a symlink out or /.., an Entrypoint and a PATH naming host files" {
+	local H=$T/host r layouts=(flat)
+	unshare -U true 2>/dev/null && layouts+=(overlay)
+	# The host's directory; the image has one of the same path, which /out names.
+	mkdir -p "$H/bin" "$H/wd"
+	printf '#!/bin/sh\necho ran > %s/ran\n' "$H" > "$H/bin/evil"
+	chmod +x "$H/bin/evil"
+	image "$T/img" >/dev/null <<-EOF
+	{"tag": "h", "layers": [$BASE_LAYER, {"entries": [{"path": "${H#/}", "type": "dir"},
+	                                          {"path": "out", "type": "symlink", "target": "$H"}]}],
+	 "config": {"WorkingDir": "/../../../out/wd", "Env": ["PATH=$H/bin:/bin:/usr/bin"],
+	            "Entrypoint": ["$H/bin/evil"]}}
+	EOF
+	for r in "${layouts[@]}"; do
+		edr create "$r" --"$r" --from "oci:$T/img:h" --quiet
+		host_unchanged "$H"
+		# The Entrypoint is the root's file of that name: there is none.
+		run -127 --separate-stderr "$EDR_BIN" run "$r"
+		run -127 --separate-stderr "$EDR_BIN" run "$r" -- evil
+		edr_run run "$r" -- sh -c 'pwd; echo here > here; echo "$PATH"'
+		assert_status 0
+		assert_output "$H/wd
+$H/bin:/bin:/usr/bin"
+		[[ $r == overlay || $(cat "$(root_of "$r")$H/wd/here") == here ]] ||
+			fail "$r: the file written in the WorkingDir is not in the root"
+		host_unchanged "$H"
+	done
+	# The same config carried by the flat root's export: a root made from the archive.
+	edr export flat "$T/flat.tar.gz" --compress gzip --quiet
+	edr create carried --from "$T/flat.tar.gz" --quiet
+	run -127 --separate-stderr "$EDR_BIN" run carried
+	run -127 --separate-stderr "$EDR_BIN" run carried -- sh -c 'pwd; echo again > here2; evil'
+	assert_output "$H/wd"
+	[[ $(cat "$(root_of carried)$H/wd/here2") == again ]] || fail "not written in the root"
+	host_unchanged "$H"
+}
+
 @test "run NAME with no command on a root without Entrypoint or Cmd is a usage error" {
 	image "$T/img" <<< "{\"tag\": \"b\", \"layers\": [$BASE_LAYER]}" >/dev/null
 	edr create b --from "oci:$T/img:b" --quiet
