@@ -237,6 +237,32 @@ new"
 	! grep -F -- "$T" /proc/self/mountinfo || fail "mounted on the host"
 }
 
+@test "overlay roots: run --ephemeral and create of oci:DIR whose DIR is a symlink repointed to another layout do not use the record" {
+	unshare -U true 2>/dev/null || skip "unprivileged user namespaces are not available on this host"
+	[[ $(id -u) -ne 0 ]] || skip "as root auto mode enters in chroot"
+	local s
+	for s in a b; do
+		image "$T/$s" >/dev/null <<-EOF
+		{"tag": "t", "layers": [$BASE_LAYER, {"entries": [{"path": "marker", "data": "$s"}]}]}
+		EOF
+	done
+	ln -s a "$T/current"
+	edr create ca --overlay --from oci:current:t --quiet # records what oci:current:t resolved to
+	edr_run run --ephemeral --from oci:current:t -- cat /marker
+	assert_output a
+	ln -sfn b "$T/current"
+	edr_run --verbose run --ephemeral --from oci:current:t -- cat /marker
+	assert_status 0
+	assert_output b
+	[[ $stderr == *"is not the file it was made from"* ]] || fail "-v does not say why: $stderr"
+	ln -sfn a "$T/current"
+	edr create ca2 --overlay --from oci:current:t --quiet
+	ln -sfn b "$T/current"
+	edr create cb --overlay --from oci:current:t --quiet
+	edr_run run cb -- cat /marker
+	assert_output b
+}
+
 @test "a whiteout through a symlink is refused and removes nothing outside" {
 	image "$T/img" <<-EOF >/dev/null
 	{"tag": "s", "layers": [$BASE_LAYER,
