@@ -116,16 +116,20 @@ match_id_or_name (char **f, size_t nf, void *data)
 }
 
 /* Append LINE to DIR/FILE unless an entry with the id (or, failing that, the name) exists.
- * Returns true when the line was added. */
+ * Returns true when the line was added. The root's FILE is the archive's: it is opened only
+ * as a regular file, never through a symlink, and never waited on (a FIFO there, opened
+ * O_RDWR as before, would block the read forever, signals included). */
 static bool
 append_entry (int etcfd, const char *file, size_t id_field, unsigned long id, const char *name,
               const char *line)
 {
-  cleanup_fd int fd = openat (etcfd, file, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  cleanup_fd int fd = open_regular_at (etcfd, file, O_RDWR | O_APPEND, &st);
   if (fd < 0)
     {
       if (errno != ENOENT)
-        warn ("cannot add you to the root's /etc/%s: %s", file, strerror (errno));
+        warn ("cannot add you to the root's /etc/%s: %s", file,
+              errno == EINVAL ? "not a regular file" : strerror (errno));
       return false;
     }
   cleanup_free char *content = read_fd_all (fd, ACCOUNT_FILE_MAX, NULL);

@@ -98,6 +98,13 @@ meta_clear (struct meta *m)
   *m = (struct meta) { 0 };
 }
 
+const char *
+meta_base_image (const struct meta *m)
+{
+  const char *ref = m->image.ref;
+  return ref != NULL && m->source != NULL && strcmp (ref, m->source) == 0 ? ref : NULL;
+}
+
 char *
 meta_copy_stamp (const struct stat *st)
 {

@@ -56,6 +56,13 @@ struct meta
 
 void meta_clear (struct meta *m);
 
+/* The image root M was made from, which a push builds on (its layers, its config): its
+ * image when that is its source, as create records an image it read (docker://, oci:,
+ * docker-archive:); NULL for any other root, whatever image its metadata names (a root
+ * made from an archive by an older version recorded the image its carried config claimed:
+ * store/image-config.h). */
+const char *meta_base_image (const struct meta *m);
+
 /* What identifies a host file's copy in a root (host_copies): a user's edit changes the
  * ctime (and an editor's save usually the inode). */
 char *meta_copy_stamp (const struct stat *st);

@@ -15,6 +15,9 @@
 #include "common/verbose.h"
 
 #define RESOLVED_DIR_MODE 0700
+/* The first line of every key: a record written before the stamped file was named as
+ * typed (resolved once, when it was written) has another key, and is never read. */
+#define RESOLVED_FORMAT "2"
 
 char *
 resolved_key (const struct cli *cli)
@@ -30,7 +33,21 @@ resolved_key (const struct cli *cli)
   char cwd[4096];
   if (getcwd (cwd, sizeof cwd) == NULL)
     return NULL;
-  return xasprintf ("%s\n%s\n%s", cwd, from, cli->platform != NULL ? cli->platform : "");
+  /* Without --from the source is the default template, which this variable may name. */
+  const char *template = cli->from == NULL ? getenv ("ENTER_DEVROOT_DEFAULT_TEMPLATE") : NULL;
+  return xasprintf (RESOLVED_FORMAT "\n%s\n%s\n%s\n%s", cwd, from,
+                    cli->platform != NULL ? cli->platform : "", template != NULL ? template : "");
+}
+
+char *
+resolved_source_file (const char *path)
+{
+  if (path[0] == '/')
+    return xstrdup (path);
+  char cwd[4096];
+  if (getcwd (cwd, sizeof cwd) == NULL)
+    return NULL;
+  return xasprintf ("%s/%s", cwd, path);
 }
 
 /* FNV-1a of KEY: the record's file name (the key itself is inside, and compared). */
@@ -85,16 +102,22 @@ resolved_write (const char *key, const struct meta *m, const char *stamp_path,
 }
 
 bool
-resolved_read (const char *key, struct meta *m)
+resolved_read (const char *key, const char *what, struct meta *m)
 {
   cleanup_free char *path = record_path (key);
   *m = (struct meta) { 0 };
   char *nl = NULL, *nl2 = NULL;
-  if (meta_read (path, m) == 0 && m->name != NULL && (nl = strchr (m->name, '\n')) != NULL
-      && (nl2 = strchr (nl + 1, '\n')) != NULL && strcmp (nl2 + 1, key) == 0
-      && m->layers != NULL && m->layers[0] != NULL)
+  if (meta_read (path, m) < 0)
+    verbose ("no record of what %s resolved to", what);
+  else if (m->name == NULL || (nl = strchr (m->name, '\n')) == NULL
+           || (nl2 = strchr (nl + 1, '\n')) == NULL || strcmp (nl2 + 1, key) != 0
+           || m->layers == NULL || m->layers[0] == NULL)
+    verbose ("the record in %s is not one of what %s resolved to: not used", path, what);
+  else
     {
       *nl = *nl2 = '\0';
+      /* The file as named when it was recorded, resolved now: a symlink repointed since,
+       * or a file replaced or written, is another stamp. */
       cleanup_free char *now = resolved_stamp (m->name);
       if (now != NULL && strcmp (now, nl + 1) == 0)
         {
@@ -102,6 +125,9 @@ resolved_read (const char *key, struct meta *m)
           m->name = NULL;
           return true;
         }
+      verbose ("the record of what %s resolved to is not used: %s is not the file it was "
+               "made from (%s now, %s then)", what, m->name, now != NULL ? now : "missing",
+               nl + 1);
     }
   meta_clear (m);
   return false;

@@ -284,10 +284,11 @@ load_file_at (int dirfd, const char *path, size_t max_size, size_t *len_out)
   return read_fd_all (fd, max_size, len_out);
 }
 
-int
-open_regular_at (int dirfd, const char *path, int flags, struct stat *st)
+/* open_regular_at with FLAGS as given: O_NOFOLLOW or not. */
+static int
+open_checked_regular (int dirfd, const char *path, int flags, struct stat *st)
 {
-  int fd = openat (dirfd, path, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  int fd = openat (dirfd, path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0)
     return -1;
   int errsv = fstat (fd, st) < 0 ? errno : !S_ISREG (st->st_mode) ? EINVAL : 0;
@@ -300,11 +301,27 @@ open_regular_at (int dirfd, const char *path, int flags, struct stat *st)
   return fd;
 }
 
+int
+open_regular_at (int dirfd, const char *path, int flags, struct stat *st)
+{
+  return open_checked_regular (dirfd, path, flags | O_NOFOLLOW, st);
+}
+
 char *
 load_regular_file_at (int dirfd, const char *path, size_t max_size, size_t *len_out)
 {
   struct stat st;
   cleanup_fd int fd = open_regular_at (dirfd, path, O_RDONLY, &st);
+  if (fd < 0)
+    return NULL;
+  return read_fd_all (fd, max_size, len_out);
+}
+
+char *
+load_regular_file (const char *path, size_t max_size, size_t *len_out)
+{
+  struct stat st;
+  cleanup_fd int fd = open_checked_regular (AT_FDCWD, path, O_RDONLY, &st);
   if (fd < 0)
     return NULL;
   return read_fd_all (fd, max_size, len_out);

@@ -85,6 +85,10 @@ char *load_file_at (int dirfd, const char *path, size_t max_size, size_t *len_ou
 int open_regular_at (int dirfd, const char *path, int flags, struct stat *st);
 /* load_file_at for a file of a directory others can write: through open_regular_at. */
 char *load_regular_file_at (int dirfd, const char *path, size_t max_size, size_t *len_out);
+/* The same, symlinks followed: for a PATH whose symlinks lead nowhere the caller must not
+ * read (the host's own /etc files; a root's, once chrooted into it), but which may still be
+ * a FIFO or a device, never waited on nor read (EINVAL). */
+char *load_regular_file (const char *path, size_t max_size, size_t *len_out);
 /* Read a small sysctl-like file: the first line, or NULL when absent. */
 char *read_first_line (const char *path);
 

@@ -35,8 +35,13 @@ create_from_record (const struct cli *cli)
   bool overlay = overlay_layout_wanted (&p, cli->layout, cli->name);
   store_paths_clear (&p);
   struct meta m;
-  if (!overlay || !resolved_read (key, &m))
+  if (!overlay)
     return false;
+  if (!resolved_read (key, cli->from != NULL ? cli->from : "the default template", &m))
+    {
+      verbose ("create: through %s", STORE_HELPER_NAME);
+      return false;
+    }
   /* Held against `cache clean` until this process exits (the root's metadata names them
    * by then); one gone: the helper unpacks it again. */
   for (char **l = m.layers; *l != NULL; l++)

@@ -228,9 +228,14 @@ run_command (const char *name, const struct enter_opts *opts)
   struct account acct = { 0 };
   /* Freed here, not by a cleanup attribute: this function never returns, and a failed exec
    * exits from below with the buffer unreachable (a leak to valgrind). acct holds copies. */
-  char *passwd = load_file_at (AT_FDCWD, "/etc/passwd", PASSWD_MAX_SIZE, NULL);
+  /* The root's own file (chrooted: its symlinks resolve inside), read only when it is a
+   * regular file: a FIFO would block the open or the read forever. */
+  char *passwd = load_regular_file ("/etc/passwd", PASSWD_MAX_SIZE, NULL);
   if (passwd != NULL)
     account_parse_passwd (passwd, opts->root ? 0 : getuid (), &acct); /* --root: root's */
+  else if (errno == EINVAL)
+    warn ("root '%s': /etc/passwd is not a regular file: not read (home /, shell %s)", name,
+          DEFAULT_SHELL);
   free (passwd);
   const char *home = is_directory (acct.home) ? acct.home : "/";
 

@@ -175,10 +175,9 @@ ephemeral_direct (const struct cli *cli, struct ephemeral *e)
   cleanup_free char *key = resolved_key (cli);
   if (key == NULL || !tmpfs_has_user_xattrs () || !ephemeral_overlay (e, true))
     return false;
-  if (!resolved_read (key, &e->meta))
+  if (!resolved_read (key, cli->from != NULL ? cli->from : "the default template", &e->meta))
     {
-      verbose ("run --ephemeral: no record of what the source resolved to: through %s",
-               STORE_HELPER_NAME);
+      verbose ("run --ephemeral: through %s", STORE_HELPER_NAME);
       return false;
     }
   size_t n = strv_length (e->meta.layers);

@@ -148,7 +148,7 @@ refresh_one (const char *name, int etc, const struct hostfile *h, char **stamp)
 {
   cleanup_free char *host = xasprintf ("/etc/%s", h->name);
   size_t len;
-  cleanup_free char *content = load_file_at (AT_FDCWD, host, HOSTFILE_MAX_SIZE, &len);
+  cleanup_free char *content = load_regular_file (host, HOSTFILE_MAX_SIZE, &len);
   if (content == NULL)
     return false;
   struct stat st;
@@ -163,9 +163,12 @@ refresh_one (const char *name, int etc, const struct hostfile *h, char **stamp)
       if (ours && (size_t) st.st_size == len)
         {
           size_t cur_len;
-          cleanup_free char *cur = load_file_at (etc, h->name, HOSTFILE_MAX_SIZE, &cur_len);
-          if (cur != NULL && cur_len == len && memcmp (cur, content, len) == 0)
-            return false; /* up to date */
+          /* Never through a symlink nor waiting on a FIFO, should the root have put one
+           * there since the look above: such a file is left alone. */
+          cleanup_free char *cur = load_regular_file_at (etc, h->name, HOSTFILE_MAX_SIZE,
+                                                         &cur_len);
+          if (cur == NULL || (cur_len == len && memcmp (cur, content, len) == 0))
+            return false; /* up to date, or not the copy the look found */
         }
     }
   else if (errno != ENOENT)

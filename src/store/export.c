@@ -356,7 +356,7 @@ export_lock_root (const char *name, const char *verb, char **root, struct meta *
   if (upperfd != NULL)
     *upperfd = -1;
   /* Before any download (unshare needs this process single-threaded). */
-  if (upperfd != NULL && overlay_is_root (m) && m->image.ref != NULL)
+  if (upperfd != NULL && overlay_is_root (m) && meta_base_image (m) != NULL)
     {
       /* Push's diff: the upper itself, read as the root's own root would (this process's
        * own user namespace: a directory of mode 000 in it stays readable). */

@@ -7,12 +7,19 @@
  * export (so that it wins over a file of that name in the root): an OCI image config
  * (image-spec config.md) with only its "config" object, which jq, skopeo's and umoci's
  * users read as they read any image's; the image the root came from is named by the
- * spec's own labels org.opencontainers.image.base.name and .base.digest. A create finds
- * it in the unpacked tree, reads it as it reads a registry's config (oci-image.c: the same
- * parser, the same 4 MiB cap), records it in the new root's metadata and then removes it
- * from the root, so roots are not cluttered by it; a plain `tar -x` leaves it in place, one
- * small file. A config without those labels (written by hand, or another tool) is
- * identified by its own SHA-256. */
+ * spec's own labels org.opencontainers.image.base.name and .base.digest, for those readers.
+ * A create finds it in the unpacked tree, reads it as it reads a registry's config
+ * (oci-image.c: the same parser, the same 4 MiB cap), records it in the new root's
+ * metadata and then removes it from the root, so roots are not cluttered by it; a plain
+ * `tar -x` leaves it in place, one small file.
+ *
+ * The config is data about the image, never its provenance: whoever wrote the archive
+ * wrote the labels too, so create ignores them. The new root's image is named by nothing
+ * (its source is the archive) and identified by the config's own SHA-256; a push of it
+ * has no base image to fetch or mount (meta_base_image). Before, the labels were
+ * recorded, and push fetched the image they named with the user's credentials and sent its
+ * layers to the destination: an archive's author chose which of the user's private images
+ * went where the user pushed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -21,10 +28,9 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "store/digest.h"
 #include "store/image-config.h"
 #include "store/oci-image.h"
-#include "store/oci-ref.h"
+#include "store/oci-source.h"
 
 #define BASE_NAME_LABEL "org.opencontainers.image.base.name"
 #define BASE_DIGEST_LABEL "org.opencontainers.image.base.digest"
@@ -67,29 +73,18 @@ image_config_json (const struct meta_image *image)
   append_string (&sb, "User", image->user, &first);
   append_strv (&sb, "Entrypoint", image->entrypoint, &first);
   append_strv (&sb, "Cmd", image->cmd, &first);
-  strbuf_appendf (&sb, "%s\n    \"Labels\": {", first ? "" : ",");
+  /* The labels name the image a root was made from: none for a root made from an archive
+   * (whose config another archive carried). */
   if (image->ref != NULL)
     {
-      strbuf_append (&sb, "\"" BASE_NAME_LABEL "\": ");
+      strbuf_appendf (&sb, "%s\n    \"Labels\": {\"" BASE_NAME_LABEL "\": ", first ? "" : ",");
       json_append_string (&sb, image->ref);
-      strbuf_append (&sb, ", ");
+      strbuf_append (&sb, ", \"" BASE_DIGEST_LABEL "\": ");
+      json_append_string (&sb, image->digest);
+      strbuf_append_c (&sb, '}');
     }
-  strbuf_append (&sb, "\"" BASE_DIGEST_LABEL "\": ");
-  json_append_string (&sb, image->digest);
-  strbuf_append (&sb, "}\n  }\n}\n");
+  strbuf_append (&sb, "\n  }\n}\n");
   return strbuf_steal (&sb);
-}
-
-/* The label KEY of config TEXT (already parsed once by oci_config_parse), or NULL. */
-static char *
-label (const char *text, size_t len, const char *key)
-{
-  json_t *root = json_loadb (text, len, JSON_REJECT_DUPLICATES, NULL);
-  json_t *labels = json_object_get (json_object_get (root, "config"), "Labels");
-  json_t *v = json_object_get (labels, key);
-  char *s = json_is_string (v) ? xstrdup (json_string_value (v)) : NULL;
-  json_decref (root);
-  return s;
 }
 
 bool
@@ -116,19 +111,8 @@ image_config_read (int rootfd, const char *origin, struct meta_image *image)
     die_with_error ("%s: cannot read %s", origin, IMAGE_CONFIG_PATH);
   cleanup_free char *what = xasprintf ("%s: %s", origin, IMAGE_CONFIG_PATH);
   oci_config_parse (text, len, what, image, NULL);
-  image->ref = label (text, len, BASE_NAME_LABEL);
-  image->digest = label (text, len, BASE_DIGEST_LABEL);
-  if (image->digest != NULL && !oci_digest_is_valid (image->digest))
-    die ("%s: label %s is '%s', not sha256:HEX", what, BASE_DIGEST_LABEL, image->digest);
-  if (image->digest == NULL)
-    {
-      char hex[SHA256_HEX_LEN + 1];
-      struct sha256 h;
-      sha256_init (&h);
-      sha256_update (&h, text, len);
-      sha256_final (&h, hex);
-      image->digest = xasprintf ("sha256:%s", hex);
-    }
+  /* Its labels are not read: the root's image is its source, the archive (see above). */
+  image->digest = oci_digest_of (text, len);
   return true;
 }
 

@@ -91,25 +91,29 @@ create_from_tree (const char *name, const char *dir, const struct extract_opts *
 }
 
 /* The file whose identity stands for CLI's local source (resolved.h): an image layout's
- * index.json, a docker-archive or tarball file, the default template; NULL for any other
- * source (nothing is recorded for it). */
+ * index.json, a docker-archive or tarball file, the default template, named as typed
+ * (resolved_source_file: its symlinks are resolved again at each use of the record); NULL
+ * for any other source (nothing is recorded for it). */
 static char *
 source_stamp_path (const struct cli *cli)
 {
   if (cli->from == NULL)
-    return cli->template_name == NULL ? source_default_template_path () : NULL;
+    {
+      if (cli->template_name != NULL)
+        return NULL;
+      cleanup_free char *template = source_default_template_path ();
+      return resolved_source_file (template);
+    }
   if (!oci_ref_is_image (cli->from))
-    return realpath (cli->from, NULL);
+    return resolved_source_file (cli->from);
   struct oci_ref ref;
   const char *why;
   if (oci_ref_parse (cli->from, &ref, &why) < 0)
     return NULL;
-  cleanup_free char *dir = ref.kind != OCI_REF_DOCKER ? realpath (ref.path, NULL) : NULL;
-  char *path = dir == NULL ? NULL
-               : ref.kind == OCI_REF_LAYOUT ? xasprintf ("%s/index.json", dir)
-                                            : xstrdup (dir);
+  cleanup_free char *file = ref.kind == OCI_REF_LAYOUT ? xasprintf ("%s/index.json", ref.path)
+                            : ref.kind == OCI_REF_ARCHIVE ? xstrdup (ref.path) : NULL;
   oci_ref_clear (&ref);
-  return path;
+  return file != NULL ? resolved_source_file (file) : NULL;
 }
 
 /* After a create, keep what its source resolved to (the new root's layers and image

@@ -15,7 +15,11 @@
  * unchanged root pushes the same digest twice); the manifest keeps the base's media types
  * (OCI or Docker schema 2; OCI's in a layout). A root made from a tarball goes up as one
  * layer with a minimal OCI config (an overlay one: its merged tree, mounted in this
- * process's own namespaces). What create added is left out exactly as export leaves it out
+ * process's own namespaces), holding the Env, WorkingDir, User, Entrypoint and Cmd of the
+ * config the tarball carried, if any. The base is only ever the image the root was made
+ * from (meta_base_image): never one a carried config names, which the archive's author
+ * chose, and which would be fetched with the user's credentials and its layers sent to
+ * the destination (image-config.c). What create added is left out exactly as export leaves it out
  * (export.h's filter).
  *
  * Uploads (registry-upload.c): every blob the registry already has is skipped, the base's
@@ -40,6 +44,7 @@
 #include "common/paths.h"
 #include "common/roots.h"
 #include "common/util.h"
+#include "common/verbose.h"
 #include "store/archive-write.h"
 #include "store/export.h"
 #include "store/extract.h"
@@ -207,10 +212,43 @@ dump (json_t *j, const char *what)
   return s;
 }
 
-/* The base's config with the new layer: diff_ids, history, created. */
+static void
+set_strv (json_t *obj, const char *key, char *const *v)
+{
+  if (v == NULL)
+    return;
+  json_t *a = json_array ();
+  for (size_t i = 0; v[i] != NULL; i++)
+    json_array_append_new (a, json_string (v[i]));
+  json_object_set_new (obj, key, a);
+}
+
+static void
+set_string (json_t *obj, const char *key, const char *s)
+{
+  if (s != NULL)
+    json_object_set_new (obj, key, json_string (s));
+}
+
+/* The "config" object of a root with no base: what its metadata keeps of an image config
+ * (one an archive carried), else nothing. */
+static json_t *
+image_fields (const struct meta_image *image)
+{
+  json_t *c = json_object ();
+  set_strv (c, "Env", image->env);
+  set_string (c, "WorkingDir", image->workdir);
+  set_string (c, "User", image->user);
+  set_strv (c, "Entrypoint", image->entrypoint);
+  set_strv (c, "Cmd", image->cmd);
+  return c;
+}
+
+/* The base's config with the new layer: diff_ids, history, created. Without a base, a
+ * minimal one holding IMAGE's fields. */
 static char *
-new_config (const struct base *b, const struct layer_blob *l, const struct export_filter *f,
-            const char *what)
+new_config (const struct base *b, const struct meta_image *image, const struct layer_blob *l,
+            const struct export_filter *f, const char *what)
 {
   json_t *cfg;
   if (b != NULL)
@@ -221,8 +259,9 @@ new_config (const struct base *b, const struct layer_blob *l, const struct expor
         die ("%s: the base image's config is not a JSON object", what);
     }
   else
-    cfg = json_pack ("{s:s, s:s, s:{}, s:{s:s, s:[]}, s:[]}", "architecture", go_arch (), "os",
-                     "linux", "config", "rootfs", "type", "layers", "diff_ids", "history");
+    cfg = json_pack ("{s:s, s:s, s:o, s:{s:s, s:[]}, s:[]}", "architecture", go_arch (), "os",
+                     "linux", "config", image_fields (image), "rootfs", "type", "layers",
+                     "diff_ids", "history");
   cleanup_free char *created = NULL;
   if (f->clamp)
     created = rfc3339 (f->epoch);
@@ -385,9 +424,13 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
   struct oci_opts oo = { .cacert = o->cacert, .insecure_http = o->insecure_http,
                          .quiet = o->quiet };
   struct base b = { 0 };
-  bool has_base = m.image.ref != NULL;
+  bool has_base = meta_base_image (&m) != NULL;
   if (has_base)
     base_open (&b, &m.image, &oo, what);
+  else if (m.image.ref != NULL)
+    verbose ("%s: its metadata names the image %s, which it was not made from (%s): "
+             "pushed as one layer, that image neither read nor sent", name, m.image.ref,
+             m.source != NULL ? m.source : "no source");
 
   /* The diff reads every file of a flat root: seconds for a big one, so a line on a
    * terminal says it is working (bytes read, no total: what changed is not known yet). */
@@ -412,7 +455,7 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
     }
   progress_end (&bar);
 
-  cleanup_free char *config = new_config (has_base ? &b : NULL, &layer, &f, what);
+  cleanup_free char *config = new_config (has_base ? &b : NULL, &m.image, &layer, &f, what);
   size_t config_len = strlen (config);
   cleanup_free char *config_digest = oci_digest_of (config, config_len);
   const char *media_type;

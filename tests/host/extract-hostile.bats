@@ -265,6 +265,84 @@ assert_no_link_to() {
 	[[ ! -e $OUT/$(id -un) ]] || fail "home created outside the root"
 }
 
+userns_works() { unshare -U true 2>/dev/null; }
+
+# layouts: the layouts of root create makes here: flat, and overlay where user namespaces
+# work (its additions and its carried config go through other code: a mount of the overlay).
+layouts() {
+	echo flat
+	! userns_works || echo overlay
+}
+
+# edr_run_bounded ARGS...: edr_run killed after 30 s; assert_not_hung: it was not.
+edr_run_bounded() { run --separate-stderr timeout -s KILL 30 "$EDR_BIN" "$@"; }
+assert_not_hung() {
+	[[ $status -ne 137 ]] || fail "enter-devroot $1 hung on a FIFO (killed after 30 s)"
+}
+
+# assert_one_warning_naming NEEDLE: stderr is one warning line of the tool's naming NEEDLE.
+assert_one_warning_naming() {
+	[[ ${#stderr_lines[@]} -eq 1 && ${stderr_lines[0]} == "enter-devroot: "*"$1"* ]] ||
+		fail "expected one line naming $1$(printf '\n')$(last_run)"
+}
+
+@test "hostile: a FIFO at etc/passwd or etc/group never hangs create: one warning naming it, the root made without reading it" {
+	local file layout name
+	for file in passwd group; do
+		if [[ $file == passwd ]]; then
+			mktar "$W/h.tar" d etc p etc/passwd f etc/group 'root:x:0:
+' d home
+		else
+			mktar "$W/h.tar" d etc f etc/passwd 'root:x:0:0:root:/root:/bin/sh
+' p etc/group d home
+		fi
+		for layout in $(layouts); do
+			name=$file-$layout
+			edr_run_bounded create "$name" --"$layout" --from "$W/h.tar"
+			assert_not_hung create
+			assert_status 0
+			assert_one_warning_naming "/etc/$file: not a regular file"
+			[[ -d $(root_of "$name") ]] || fail "$name: no root"
+			[[ $layout == overlay || -p $(root_of "$name")/etc/$file ]] ||
+				fail "$name: the FIFO is not in the root as the archive has it"
+		done
+	done
+	assert_outside_unchanged
+}
+
+@test "hostile: a FIFO the root's own code puts at /etc/passwd never hangs run or enter: one warning naming it" {
+	local layout
+	for layout in $(layouts); do
+		edr create "r-$layout" --"$layout" --from "$EDR_TEMPLATE" --quiet
+		edr run "r-$layout" -- sh -c 'rm /etc/passwd && mkfifo /etc/passwd'
+		edr_run_bounded run "r-$layout" -- echo inside
+		assert_not_hung run
+		assert_status 0
+		assert_output inside
+		assert_one_warning_naming "/etc/passwd is not a regular file"
+		run --separate-stderr timeout -s KILL 30 "$EDR_BIN" enter "r-$layout" <<< 'echo "in $HOME"'
+		assert_not_hung enter
+		assert_status 0
+		assert_output "in /"
+		assert_one_warning_naming "/etc/passwd is not a regular file"
+	done
+}
+
+@test "hostile: a FIFO as the carried image config is refused in one line naming it, never waited on; no root" {
+	local layout
+	mktar "$W/h.tar" d etc d .enter-devroot p .enter-devroot/image-config.json
+	for layout in $(layouts); do
+		edr_run_bounded create "c-$layout" --"$layout" --from "$W/h.tar"
+		assert_not_hung create
+		assert_edr_error 125 ".enter-devroot/image-config.json" "not a regular file"
+	done
+	local d
+	for d in roots meta staging; do
+		[[ -z $(ls -A "$(store)/$d") ]] || fail "$d/ holds $(ls -A "$(store)/$d")"
+	done
+	[[ ! -e $(store)/overlays/c-overlay ]] || fail "an overlay was left"
+}
+
 @test "hostile: a hardlink to a symlink pointing outside never links or writes the outside file" {
 	mktar "$W/h.tar" l s "$OUT/file" h hl s H hl2 s overwritten
 	create_hostile dev "$W/h.tar"

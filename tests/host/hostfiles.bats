@@ -52,6 +52,17 @@ userns_or_skip() {
 	[[ -L $R/etc/resolv.conf ]] || fail "the symlink was replaced"
 }
 
+@test "hostfiles: a FIFO in the root's place is left alone, never opened nor waited on" {
+	userns_or_skip
+	rm -f "$R/etc/resolv.conf" "$R/etc/hosts"
+	mkfifo "$R/etc/resolv.conf" "$R/etc/hosts"
+	run --separate-stderr timeout -s KILL 30 "$EDR_BIN" run dev --mode=userns -- echo inside
+	[[ $status -ne 137 ]] || fail "run hung on a FIFO (killed after 30 s)"
+	assert_status 0
+	assert_output inside
+	[[ -p $R/etc/resolv.conf && -p $R/etc/hosts ]] || fail "a FIFO was replaced"
+}
+
 @test "hostfiles: --no-host-dns shows the root's own files" {
 	userns_or_skip
 	echo "nameserver 192.0.2.1" > "$R/etc/resolv.conf"

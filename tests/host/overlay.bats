@@ -713,6 +713,90 @@ f $size_f $layer $size_f"
 	assert_nothing_mounted_on_host
 }
 
+# two_sources: $T/a.tar.gz and $T/b.tar.gz, the default template with a /marker saying a
+# or b.
+two_sources() {
+	local s
+	for s in a b; do
+		mkdir "$T/$s"
+		tar -xzf "$EDR_TEMPLATE" -C "$T/$s"
+		echo "$s" > "$T/$s/marker"
+		tar -czf "$T/$s.tar.gz" -C "$T/$s" .
+	done
+}
+
+# assert_record_not_used: the last `edr_run -v` said the record was not used, and why.
+assert_record_not_used() {
+	[[ $stderr == *"is not the file it was made from"* ]] ||
+		fail "-v does not say the record was not used: $(last_run)"
+}
+
+@test "overlay: create does not use the record of a source whose name resolves to another file now: a repointed symlink, a file replaced in place, another default template" {
+	is_root && skip "as root auto mode enters in chroot"
+	two_sources
+	lone_binary
+	ln -s a.tar.gz "$T/current.tar.gz"
+	edr_run create a1 --overlay --from current.tar.gz # through the helper, which records it
+	assert_status 0
+	ln -sfn b.tar.gz "$T/current.tar.gz"
+	edr_run -v create b1 --overlay --from current.tar.gz
+	assert_status 0
+	local said=$stderr
+	edr_run run b1 -- cat /marker
+	assert_output b
+	stderr=$said assert_record_not_used
+	# The record the helper wrote again serves the source as it is now.
+	run --separate-stderr "$LONE" create b1again --overlay --from current.tar.gz
+	assert_status 0
+	edr_run run b1again -- cat /marker
+	assert_output b
+	# The same name, other contents (written in place: a new size or mtime).
+	cp "$T/a.tar.gz" "$T/plain.tar.gz"
+	edr_run create a2 --overlay --from plain.tar.gz
+	assert_status 0
+	cat "$T/b.tar.gz" > "$T/plain.tar.gz"
+	edr_run -v create b2 --overlay --from plain.tar.gz
+	assert_status 0
+	said=$stderr
+	edr_run run b2 -- cat /marker
+	assert_output b
+	stderr=$said assert_record_not_used
+	# No --from: the default template, which ENTER_DEVROOT_DEFAULT_TEMPLATE names.
+	ENTER_DEVROOT_DEFAULT_TEMPLATE=$T/a.tar.gz edr_run create a3 --overlay
+	assert_status 0
+	ENTER_DEVROOT_DEFAULT_TEMPLATE=$T/b.tar.gz edr_run create b3 --overlay
+	assert_status 0
+	edr_run run b3 -- cat /marker
+	assert_output b
+	assert_nothing_mounted_on_host
+}
+
+@test "overlay: run --ephemeral does not use the record of a source whose name resolves to another file now: a repointed symlink, a file replaced in place" {
+	is_root && skip "as root auto mode enters in chroot"
+	two_sources
+	lone_binary
+	ln -s a.tar.gz "$T/current.tar.gz"
+	edr_run run --ephemeral --from current.tar.gz -- cat /marker # through the helper: records it
+	assert_output a
+	ln -sfn b.tar.gz "$T/current.tar.gz"
+	edr_run -v run --ephemeral --from current.tar.gz -- cat /marker
+	assert_status 0
+	assert_output b
+	assert_record_not_used
+	run --separate-stderr "$LONE" run --ephemeral --from current.tar.gz -- cat /marker
+	assert_status 0
+	assert_output b
+	cp "$T/a.tar.gz" "$T/plain.tar.gz"
+	edr_run run --ephemeral --from plain.tar.gz -- cat /marker
+	assert_output a
+	cat "$T/b.tar.gz" > "$T/plain.tar.gz"
+	edr_run -v run --ephemeral --from plain.tar.gz -- cat /marker
+	assert_status 0
+	assert_output b
+	assert_record_not_used
+	assert_store_clean
+}
+
 @test "overlay: after a flat create that stored no layer, run --ephemeral and create --overlay of the source unpack it then" {
 	is_root && skip "as root auto mode enters in chroot"
 	echo x > "$W/probe"

@@ -176,6 +176,18 @@ need_host_files() {
 	assert_equal "$(cat "$OUT/target")" outside
 }
 
+@test "hostfiles: chroot mode leaves a FIFO in the root's place alone, never opened nor waited on" {
+	need_host_files
+	create_default dev
+	rm -f "$(root_of dev)/etc/resolv.conf" "$(root_of dev)/etc/hosts"
+	mkfifo "$(root_of dev)/etc/resolv.conf" "$(root_of dev)/etc/hosts"
+	run --separate-stderr timeout -s KILL 30 "$EDR_BIN" run dev --mode=chroot -- echo inside
+	[[ $status -ne 137 ]] || fail "run hung on a FIFO (killed after 30 s)"
+	assert_status 0
+	assert_output inside
+	[[ -p $(root_of dev)/etc/resolv.conf && -p $(root_of dev)/etc/hosts ]] || fail "a FIFO was replaced"
+}
+
 @test "hostfiles: chroot mode with --no-host-dns writes nothing into the root" {
 	need_host_files
 	create_default dev

@@ -117,6 +117,49 @@ config_image() {
 	assert_output "unset"
 }
 
+# host_unchanged DIR: DIR still holds only bin/evil and an empty wd (what the test made).
+host_unchanged() {
+	[[ $(cd "$1" && find . | sort | tr '\n' ' ') == ". ./bin ./bin/evil ./wd " ]] ||
+		fail "the host's $1 changed: $(cd "$1" && find . | sort | tr '\n' ' ')"
+}
+
+@test "an image's config, and the config an archive carries, apply only inside the root: a WorkingDir through a symlink out or /.., an Entrypoint and a PATH naming host files" {
+	local H=$T/host r layouts=(flat)
+	unshare -U true 2>/dev/null && layouts+=(overlay)
+	# The host's directory; the image has one of the same path, which /out names.
+	mkdir -p "$H/bin" "$H/wd"
+	printf '#!/bin/sh\necho ran > %s/ran\n' "$H" > "$H/bin/evil"
+	chmod +x "$H/bin/evil"
+	image "$T/img" >/dev/null <<-EOF
+	{"tag": "h", "layers": [$BASE_LAYER, {"entries": [{"path": "${H#/}", "type": "dir"},
+	                                          {"path": "out", "type": "symlink", "target": "$H"}]}],
+	 "config": {"WorkingDir": "/../../../out/wd", "Env": ["PATH=$H/bin:/bin:/usr/bin"],
+	            "Entrypoint": ["$H/bin/evil"]}}
+	EOF
+	for r in "${layouts[@]}"; do
+		edr create "$r" --"$r" --from "oci:$T/img:h" --quiet
+		host_unchanged "$H"
+		# The Entrypoint is the root's file of that name: there is none.
+		run -127 --separate-stderr "$EDR_BIN" run "$r"
+		run -127 --separate-stderr "$EDR_BIN" run "$r" -- evil
+		edr_run run "$r" -- sh -c 'pwd; echo here > here; echo "$PATH"'
+		assert_status 0
+		assert_output "$H/wd
+$H/bin:/bin:/usr/bin"
+		[[ $r == overlay || $(cat "$(root_of "$r")$H/wd/here") == here ]] ||
+			fail "$r: the file written in the WorkingDir is not in the root"
+		host_unchanged "$H"
+	done
+	# The same config carried by the flat root's export: a root made from the archive.
+	edr export flat "$T/flat.tar.gz" --compress gzip --quiet
+	edr create carried --from "$T/flat.tar.gz" --quiet
+	run -127 --separate-stderr "$EDR_BIN" run carried
+	run -127 --separate-stderr "$EDR_BIN" run carried -- sh -c 'pwd; echo again > here2; evil'
+	assert_output "$H/wd"
+	[[ $(cat "$(root_of carried)$H/wd/here2") == again ]] || fail "not written in the root"
+	host_unchanged "$H"
+}
+
 @test "run NAME with no command on a root without Entrypoint or Cmd is a usage error" {
 	image "$T/img" <<< "{\"tag\": \"b\", \"layers\": [$BASE_LAYER]}" >/dev/null
 	edr create b --from "oci:$T/img:b" --quiet
@@ -192,6 +235,32 @@ new
 new"
 	[[ -z $(ls -A "$XDG_DATA_HOME/enter-devroot/roots") ]] || fail "a root was made"
 	! grep -F -- "$T" /proc/self/mountinfo || fail "mounted on the host"
+}
+
+@test "overlay roots: run --ephemeral and create of oci:DIR whose DIR is a symlink repointed to another layout do not use the record" {
+	unshare -U true 2>/dev/null || skip "unprivileged user namespaces are not available on this host"
+	[[ $(id -u) -ne 0 ]] || skip "as root auto mode enters in chroot"
+	local s
+	for s in a b; do
+		image "$T/$s" >/dev/null <<-EOF
+		{"tag": "t", "layers": [$BASE_LAYER, {"entries": [{"path": "marker", "data": "$s"}]}]}
+		EOF
+	done
+	ln -s a "$T/current"
+	edr create ca --overlay --from oci:current:t --quiet # records what oci:current:t resolved to
+	edr_run run --ephemeral --from oci:current:t -- cat /marker
+	assert_output a
+	ln -sfn b "$T/current"
+	edr_run --verbose run --ephemeral --from oci:current:t -- cat /marker
+	assert_status 0
+	assert_output b
+	[[ $stderr == *"is not the file it was made from"* ]] || fail "-v does not say why: $stderr"
+	ln -sfn a "$T/current"
+	edr create ca2 --overlay --from oci:current:t --quiet
+	ln -sfn b "$T/current"
+	edr create cb --overlay --from oci:current:t --quiet
+	edr_run run cb -- cat /marker
+	assert_output b
 }
 
 @test "a whiteout through a symlink is refused and removes nothing outside" {
@@ -551,8 +620,16 @@ new"
 	edr_run run again
 	assert_output "entry one"
 	[[ ! -e $(root_of again)/.enter-devroot ]] || fail "the carried config was left in the root"
+	# The config is data about the image, not where the root came from: the new root's image
+	# is its archive, and the labels naming the image go no further.
 	edr_run images
-	assert_line --regexp "^again +sha256:[0-9a-f]{64} +oci:$T/img:g\$"
+	assert_line --regexp "^again +sha256:[0-9a-f]{64} +-\$"
+	run sh -c 'tar --zstd -xOf "$1" ./.enter-devroot/image-config.json' _ "$T/golang.tar.zst"
+	assert_output --partial "\"org.opencontainers.image.base.name\": \"oci:$T/img:g\""
+	edr export again "$T/again.tar.zst" --quiet
+	run sh -c 'tar --zstd -xOf "$1" ./.enter-devroot/image-config.json' _ "$T/again.tar.zst"
+	assert_output --partial '"Cmd": ["one"]'
+	refute_output --partial "org.opencontainers.image.base"
 	# Published, it is a catalogue's template whose roots keep the config too.
 	mkdir "$T/pub"
 	edr publish "$T/pub" "$T/golang.tar.zst" --quiet

@@ -129,6 +129,109 @@ print(len(m["layers"]))' "$T/img" > "$T/n"
 	assert_output new
 }
 
+# layers_snapshot: every entry of the layer store's trees: type, mode, size, modification
+# time, link target, extended attributes and a regular file's SHA-256.
+layers_snapshot() {
+	python3 - "$(layers_dir)" <<-'EOF'
+	import hashlib, os, stat, sys
+	for d, dirs, files in sorted(os.walk(sys.argv[1])):
+	    for n in [d] + sorted(os.path.join(d, f) for f in dirs + files):
+	        st = os.lstat(n)
+	        line = [n, oct(st.st_mode), str(st.st_size), str(st.st_mtime_ns), str(st.st_nlink)]
+	        if stat.S_ISLNK(st.st_mode):
+	            line.append(os.readlink(n))
+	        elif stat.S_ISREG(st.st_mode):
+	            line.append(hashlib.sha256(open(n, "rb").read()).hexdigest())
+	        try:
+	            line += sorted(os.listxattr(n, follow_symlinks=False))
+	        except OSError:
+	            pass
+	        print(" ".join(line))
+	EOF
+}
+
+@test "layers: what runs in a root of an image, flat (copied from the store) or overlay, changes no stored layer, nor the image's next root" {
+	two_layer_image "$T/img" >/dev/null
+	edr create f --keep-layers --from "oci:$T/img:t" --quiet
+	[[ $(layer_count) -eq 3 ]] || fail "expected the 3 layers stored, got $(layer_count)"
+	local before roots=(f) r
+	before=$(layers_snapshot)
+	edr create g --from "oci:$T/img:t" --quiet # copied from the store
+	roots+=(g)
+	if unshare -U true 2>/dev/null; then
+		edr create o --overlay --from "oci:$T/img:t" --quiet
+		roots+=(o)
+	fi
+	for r in "${roots[@]}"; do
+		# Appends, overwrites, a mode, a time, a removal, a rename, new files in a layer's
+		# directory: what a package manager does to the files a root got from its layers.
+		edr_run run "$r" -- sh -c 'echo evil >> /big && echo evil > /data/keep &&
+			chmod 700 /opq/new && touch -d @0 /etc/profile && rm /etc/os-release &&
+			mv /bin/cat /bin/cat2 && echo new > /data/planted && mkdir /opq/sub &&
+			echo evil >> /etc/passwd'
+		assert_status 0
+		edr_run run "$r" --root -- sh -c 'chown 0:0 /data/keep && echo ok'
+		assert_output ok
+	done
+	assert_equal "$(layers_snapshot)" "$before"
+	edr create h --from "oci:$T/img:t" --quiet
+	edr_run run h -- sh -c 'echo "$(cat /data/keep)"; ls /data; echo "$(tail -c 4 /big)"
+		cat /etc/os-release >/dev/null && echo os'
+	assert_status 0
+	assert_output "keep
+keep
+$(tail -c 4 "$T/big.txt")
+os"
+}
+
+# overlay_xattrs DIR: every user.overlay.* or trusted.overlay.* attribute of the tree DIR,
+# one "PATH NAME" a line.
+overlay_xattrs() {
+	python3 - "$1" <<-'EOF'
+	import os, sys
+	for d, dirs, files in os.walk(sys.argv[1]):
+	    for n in [d] + [os.path.join(d, f) for f in dirs + files]:
+	        try:
+	            names = os.listxattr(n, follow_symlinks=False)
+	        except OSError:
+	            continue
+	        for x in names:
+	            if x.startswith(("user.overlay.", "trusted.overlay.")):
+	                print(n, x)
+	EOF
+}
+
+@test "layers: an overlay root of a layer marking a directory opaque or redirected (user.overlay.*) shows the lower layer's files; no stored layer keeps a mark" {
+	overlay_roots
+	python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.probe", b"1")' "$T" 2>/dev/null ||
+		skip "this filesystem takes no user.* attributes"
+	image "$T/img" >/dev/null <<-EOF
+	{"tag": "x", "layers": [$BASE_LAYER,
+	 {"entries": [{"path": "d", "type": "dir"}, {"path": "d/lower", "data": "lower"},
+	              {"path": "r", "type": "dir"}, {"path": "r/elsewhere", "data": "r"}]},
+	 {"entries": [{"path": "d", "type": "dir", "xattrs": {"user.overlay.opaque": "79"}},
+	              {"path": "d/upper", "data": "upper"},
+	              {"path": "e", "type": "dir", "xattrs": {"user.overlay.redirect": "2f72",
+	                                                      "trusted.overlay.redirect": "2f72"}},
+	              {"path": "m", "data": "m", "xattrs": {"user.overlay.metacopy": ""}}]}]}
+	EOF
+	edr create o --overlay --from "oci:$T/img:x" --quiet
+	edr create f --keep-layers --from "oci:$T/img:x" --quiet
+	local r
+	for r in o f; do
+		edr_run run "$r" -- sh -c 'ls /d; echo -; ls /e; echo -; cat /m'
+		assert_status 0
+		assert_output "lower
+upper
+-
+-
+m"
+	done
+	[[ $(layer_count) -eq 3 ]] || fail "expected the 3 layers stored, got $(layer_count)"
+	run overlay_xattrs "$(layers_dir)"
+	assert_output ""
+}
+
 @test "layers: cache list names the roots using each layer; cache clean keeps those in use and removes the rest" {
 	two_layer_image "$T/img" >/dev/null
 	image "$T/img2" <<< "{\"tag\": \"o\", \"layers\": [$BASE_LAYER, {\"entries\": [{\"path\": \"only\", \"data\": \"o\"}]}]}" >/dev/null
@@ -239,8 +342,10 @@ has_xattr() {
 		{"tag": "x", "layers": [$BASE_LAYER,
 		 {"entries": [{"path": "d$n", "type": "dir", "xattrs": {"$x": "79"}}, {"path": "d$n/f", "data": "f"}]}]}
 		EOF
-		edr_run create "x$n" --from "oci:$T/img:x" --quiet
+		# --keep-layers: the layers are stored on every filesystem, for the check below.
+		edr_run create "x$n" --keep-layers --from "oci:$T/img:x" --quiet
 		assert_status 0
+		[[ $(layer_count) -gt 0 ]] || fail "no layer stored to check"
 		[[ $stderr == *"dropped extended attribute(s): 1 (first $x on 'd$n"* ]] || fail "not the one warning: $(last_run)"
 		# Not in the layer an overlay would stack (its d would be opaque, or redirected), nor
 		# in the root; the directory's own file is there.
@@ -256,8 +361,10 @@ has_xattr() {
 	python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.overlay.opaque", b"y")' "$T/t/d" 2>/dev/null ||
 		skip "cannot set user.overlay.* here"
 	tar --xattrs --xattrs-include='*' -C "$T/t" -cf "$T/t.tar" .
-	edr_run create y --from "$T/t.tar"
+	edr_run create y --keep-layers --from "$T/t.tar"
 	assert_status 0
+	[[ -d $(layers_dir)/$(sha256sum < "$T/t.tar" | cut -d' ' -f1)/tree ]] ||
+		fail "the tarball's layer was not stored to check"
 	for tree in "$(layers_dir)"/*/tree; do
 		[[ ! -e $tree/d ]] || ! has_xattr "$tree/d" user.overlay.opaque || fail "kept in the layer $tree"
 	done

@@ -382,6 +382,60 @@ unchanged_twice() {
 	assert_output mine
 }
 
+# archive_claiming_base FILE REF DIGEST: a tarball (what an anonymous author publishes) whose
+# carried config (.enter-devroot/image-config.json, as export writes it) names REF@DIGEST
+# as the image it came from.
+archive_claiming_base() {
+	rm -rf "$T/claim" && mkdir -p "$T/claim/.enter-devroot"
+	tar -C "$T/claim" -xzf "$EDR_TEMPLATE"
+	echo harmless > "$T/claim/readme"
+	printf '{"config": {"Env": ["CLAIMED=1"], "Labels": {"org.opencontainers.image.base.name": "%s", "org.opencontainers.image.base.digest": "%s"}}}\n' \
+		"$2" "$3" > "$T/claim/.enter-devroot/image-config.json"
+	tar -C "$T/claim" -czf "$1" .
+}
+
+@test "push: an archive whose carried config names a private image as its base never fetches it, and pushes none of its layers" {
+	# A private image on the locked registry, which this user can read.
+	image "$T/priv" >/dev/null <<-EOF
+	{"tag": "p", "layers": [{"compression": "gzip", "entries": [{"path": "private-file", "data": "only for edr"}]}]}
+	EOF
+	push "$T/priv:p" locked private:1 "$REG_USER:$REG_PASS"
+	local digest layer
+	digest=$(skopeo inspect --cert-dir "$S/certs" --creds "$REG_USER:$REG_PASS" --format '{{.Digest}}' "docker://$(reg locked)/private:1")
+	layer=$(skopeo inspect --cert-dir "$S/certs" --creds "$REG_USER:$REG_PASS" --format '{{index .Layers 0}}' "docker://$(reg locked)/private:1")
+	[[ $digest == sha256:* && $layer == sha256:* ]] || fail "cannot read the private image: $digest $layer"
+	auth_file "$T/auth.json" "$(reg locked)" "$REG_USER:$REG_PASS"
+	export REGISTRY_AUTH_FILE=$T/auth.json
+	archive_claiming_base "$T/evil.tar.gz" "docker://$(reg locked)/private:1" "$digest"
+	local layout mark n=0
+	for layout in flat overlay; do
+		n=$((n + 1))
+		edr create "evil$n" --$layout --from "$T/evil.tar.gz" --quiet
+		mark=$(log_mark locked)
+		edr_run push "evil$n" "docker://$(reg open)/public$n:1" --cacert "$CA" --quiet
+		assert_status 0
+		run layers_of "docker://$(reg open)/public$n:1"
+		assert_output 1
+		run skopeo inspect --cert-dir "$S/certs" --format '{{index .Layers 0}}' "docker://$(reg open)/public$n:1"
+		[[ $output != "$layer" ]] || fail "$layout: the private layer was pushed"
+		run curl -s -o /dev/null -w '%{http_code}' --cacert "$CA" "https://$(reg open)/v2/public$n/blobs/$layer"
+		assert_output 404
+		run top_layer "docker://$(reg open)/public$n:1"
+		assert_line ./readme
+		refute_line --partial private-file
+		[[ $(since locked "$mark" "/v2/private/") -eq 0 ]] ||
+			fail "$layout: push asked the locked registry for the private image"
+		# The carried config is data about the image: its Env applies inside, and is pushed.
+		edr_run run "evil$n" -- sh -c 'echo $CLAIMED'
+		assert_output 1
+		run skopeo inspect --cert-dir "$S/certs" --config --format '{{.Config.Env}}' "docker://$(reg open)/public$n:1"
+		assert_output "[CLAIMED=1]"
+	done
+	# Nor is the image it claims the root's image.
+	edr_run images
+	assert_line --regexp "^evil1 +sha256:[0-9a-f]{64} +-\$"
+}
+
 @test "push refuses a destination that is not docker:// with a tag, oci: or docker-archive:" {
 	edr create t --from "$EDR_TEMPLATE" --quiet
 	edr_run push t "dir:$T/x"
@@ -644,6 +698,28 @@ print(m[0]["RepoTags"], json.load(t.extractfile("repositories")))' "$T/a.tar"
 	edr_run push r "oci:$T/out:x" --quiet
 	assert_edr_error "$EDR_TOOL_EXIT" "$T/base.tar" "not the one the root was made from"
 	[[ ! -e $T/out/index.json ]] || fail "an index was written"
+}
+
+@test "push: an upload Location on another origin never gets the registry's credentials" {
+	edr create t --from "$EDR_TEMPLATE" --quiet
+	echo mine > "$(root_of t)/added"
+	# A registry asking for basic auth (a proxy in front of the locked one) that sends its
+	# uploads to another origin (another proxy in front of the same registry).
+	start_proxy stranger locked
+	start_proxy lproxy locked
+	echo "elsewhere https://$(reg stranger)" > "$S/lproxy.mode"
+	auth_file "$T/auth.json" "$(reg lproxy)" "$REG_USER:$REG_PASS"
+	REGISTRY_AUTH_FILE=$T/auth.json edr_run push t "docker://$(reg lproxy)/elsewhere:1" --cacert "$CA" --quiet
+	grep -q "^POST /v2/elsewhere/blobs/uploads/ 202 0 auth=Basic\$" "$S/lproxy.log" ||
+		fail "the registry never had the credentials: $(cat "$S/lproxy.log")"
+	grep -q "^PUT /v2/elsewhere/blobs/uploads/" "$S/stranger.log" ||
+		fail "the upload did not go to the other origin: $(cat "$S/stranger.log")"
+	! grep -q "auth=" "$S/stranger.log" ||
+		fail "the credentials followed the upload to the other origin: $(cat "$S/stranger.log")"
+	# There, without them, the registry refuses the upload: one line, nothing tagged.
+	assert_edr_error "$EDR_TOOL_EXIT" "cannot push 't'"
+	run skopeo inspect --cert-dir "$S/certs" --creds "$REG_USER:$REG_PASS" "docker://$(reg locked)/elsewhere:1"
+	assert_failure
 }
 
 # A registry that takes uploads only in PATCHes (the proxy refuses a PUT with a body).

@@ -14,7 +14,11 @@ unless the first word of --mode-file (read per request) says otherwise:
   denied         a POST starting an upload answers 403 DENIED
   unknown        a POST starting an upload answers 404 NAME_UNKNOWN
   too-large      a PUT or PATCH with a body answers 413
-Every request is logged as one line: METHOD PATH STATUS BODY-BYTES.
+  elsewhere URL  a POST starting an upload is forwarded, and the Location of its answer
+                 moved to URL's origin (https://HOST:PORT): a registry handing uploads to
+                 storage elsewhere, or one that wants the client's credentials sent there
+Every request is logged as one line: METHOD PATH STATUS BODY-BYTES, then " auth=SCHEME"
+when it carried an Authorization header.
 """
 import argparse
 import http.client
@@ -40,9 +44,20 @@ def main():
     client_tls = ssl.create_default_context(cafile=args.ca)
     host, port = args.target.rsplit(":", 1)
 
-    def refusal(method, path, length):
+    def mode_words():
         words = open(args.mode_file).read().split()
-        mode = words[0] if words else "pass"
+        return words if words else ["pass"]
+
+    def moved(location, origin):
+        """LOCATION (relative, or absolute on the registry) on ORIGIN instead."""
+        if location.startswith("/"):
+            return origin + location
+        rest = location.split("://", 1)[-1]
+        return origin + ("/" + rest.split("/", 1)[1] if "/" in rest else "/")
+
+    def refusal(method, path, length):
+        words = mode_words()
+        mode = words[0]
         upload = "/blobs/uploads/" in path
         if mode == "no-monolithic" and method == "PUT" and upload and length > 0:
             return int(words[1]), "UNSUPPORTED", "monolithic uploads are not supported"
@@ -86,8 +101,13 @@ def main():
             r = conn.getresponse()
             data = r.read()
             self.send_response(r.status)
+            words = mode_words()
+            elsewhere = (words[0] == "elsewhere" and self.command == "POST"
+                         and "/blobs/uploads/" in self.path)
             for k, v in r.getheaders():
                 if k.lower() not in HOP_BY_HOP and k.lower() != "content-length":
+                    if elsewhere and k.lower() == "location":
+                        v = moved(v, words[1])
                     self.send_header(k, v)
             # A HEAD's answer keeps the length of what a GET would send.
             self.send_header("Content-Length", r.getheader("Content-Length", "0")
@@ -96,7 +116,9 @@ def main():
             if self.command != "HEAD":
                 self.wfile.write(data)
             conn.close()
-            log.write(f"{self.command} {self.path} {r.status} {length}\n")
+            auth = self.headers.get("Authorization")
+            scheme = f" auth={auth.split()[0]}" if auth else ""
+            log.write(f"{self.command} {self.path} {r.status} {length}{scheme}\n")
 
         do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = handle_one
 
