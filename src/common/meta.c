@@ -47,6 +47,7 @@ static const struct field
   { "image_env", FIELD_STRV, offsetof (struct meta, image.env) },
   { "image_entrypoint", FIELD_STRV, offsetof (struct meta, image.entrypoint) },
   { "image_cmd", FIELD_STRV, offsetof (struct meta, image.cmd) },
+  { "image_transport", FIELD_OPTIONAL, offsetof (struct meta, image.transport) },
   { "layers", FIELD_STRV, offsetof (struct meta, layers) },
   { "layout", FIELD_OPTIONAL, offsetof (struct meta, layout) },
 };

@@ -32,6 +32,8 @@ struct meta_image
   char *user;        /* User: recorded, not applied (you stay yourself) */
   char **entrypoint; /* Entrypoint */
   char **cmd;        /* Cmd */
+  char *transport;   /* "http": pulled from a plain-http registry (--insecure-http), which a
+                      * push reading the image again must use; NULL: https (or not a registry) */
 };
 
 struct meta

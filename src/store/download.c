@@ -103,6 +103,13 @@ download_error_text (CURLcode rc, const char *errbuf, const char *url,
     hint = " (only https, http and file URLs are fetched, and redirects only to https and http)";
   else if (rc == CURLE_PEER_FAILED_VERIFICATION)
     hint = " (for a private CA, pass --cacert FILE or set CURL_CA_BUNDLE)";
+  else if (rc == CURLE_SSL_CONNECT_ERROR && is_https (url)
+           && (strstr (msg, "wrong version number") != NULL
+               || strstr (msg, "packet length too long") != NULL
+               || strstr (msg, "record layer failure") != NULL))
+    /* OpenSSL reading an HTTP answer as a TLS record: what podman calls "server gave HTTP
+     * response to HTTPS client". */
+    hint = " (the server speaks plain http: for a registry, add --insecure-http)";
   return xasprintf ("%s%s", msg, hint);
 }
 

@@ -225,8 +225,8 @@ apply_layers (struct apply *a)
 
 /* From the manifest TEXT (digest DIGEST) to a devroot NAME. */
 static void
-create_from_manifest (const char *name, const char *ref, struct image_source *s,
-                      const char *text, size_t len, const char *digest,
+create_from_manifest (const char *name, const char *ref, const char *transport,
+                      struct image_source *s, const char *text, size_t len, const char *digest,
                       const struct extract_opts *xopts)
 {
   cleanup_free char *what = xasprintf ("%s: manifest %s", s->what, digest);
@@ -235,7 +235,8 @@ create_from_manifest (const char *name, const char *ref, struct image_source *s,
   size_t clen;
   cleanup_free char *config = s->read_document (s, &m.config, &clen);
   cleanup_free char *cwhat = xasprintf ("%s: config %s", s->what, m.config.digest);
-  struct meta_image image = { .ref = xstrdup (ref), .digest = xstrdup (digest) };
+  struct meta_image image = { .ref = xstrdup (ref), .digest = xstrdup (digest),
+                              .transport = transport != NULL ? xstrdup (transport) : NULL };
   cleanup_strv char **diff_ids = NULL;
   oci_config_parse (config, clen, cwhat, &image, &diff_ids);
   struct apply a;
@@ -319,7 +320,7 @@ create_from_layout (const char *name, const char *arg, const char *recorded,
   cleanup_free char *digest = steal_pointer (&d.digest);
   text = resolve_manifest (&s, text, &len, &digest, d.media_type, platform);
   oci_descriptor_clear (&d);
-  create_from_manifest (name, recorded, &s, text, len, digest, xopts);
+  create_from_manifest (name, recorded, NULL, &s, text, len, digest, xopts);
   free (text);
   close (l.dirfd);
 }
@@ -613,7 +614,11 @@ create_from_registry (const char *name, const char *arg, const struct oci_ref *r
   cleanup_free char *digest = NULL, *mt = NULL;
   char *text = registry_first_manifest (&s, ref, &len, &digest, &mt);
   text = resolve_manifest (&s, text, &len, &digest, mt, platform);
-  create_from_manifest (name, arg, &s, text, len, digest, xopts);
+  /* How it was pulled, for a push that reads it again (a mirror serves Docker Hub's images
+   * over https whatever --insecure-http says). */
+  bool http = o->insecure_http && (o->hub_mirror == NULL
+                                   || strcmp (ref->registry, DOCKER_HUB_REGISTRY) != 0);
+  create_from_manifest (name, arg, http ? "http" : NULL, &s, text, len, digest, xopts);
   free (text);
   registry_close (&s);
 }

@@ -247,9 +247,10 @@ image_fields (const struct meta_image *image)
 /* The base's config with the new layer: diff_ids, history, created. Without a base, a
  * minimal one holding IMAGE's fields. */
 static char *
-new_config (const struct base *b, const struct meta_image *image, const struct layer_blob *l,
+new_config (const struct base *b, const struct meta *root, const struct layer_blob *l,
             const struct export_filter *f, const char *what)
 {
+  const struct meta_image *image = &root->image;
   json_t *cfg;
   if (b != NULL)
     {
@@ -267,6 +268,8 @@ new_config (const struct base *b, const struct meta_image *image, const struct l
     created = rfc3339 (f->epoch);
   else if (json_is_string (json_object_get (cfg, "created")))
     created = xstrdup (json_string_value (json_object_get (cfg, "created")));
+  else if (root->created != NULL)
+    created = xstrdup (root->created); /* the root's own date, the same at every push */
   else
     created = rfc3339 (0);
   json_object_set_new (cfg, "created", json_string (created));
@@ -284,6 +287,16 @@ new_config (const struct base *b, const struct meta_image *image, const struct l
   char *text = dump (cfg, what);
   json_decref (cfg);
   return text;
+}
+
+/* LEN bytes at DATA as a string (a document's bytes, which hold no NUL). */
+static char *
+bytes_text (const char *data, size_t len)
+{
+  char *s = xmalloc (len + 1);
+  memcpy (s, data, len);
+  s[len] = '\0';
+  return s;
 }
 
 /* A Docker schema 2 media type's OCI equivalent (the same bytes), or NULL. */
@@ -343,7 +356,8 @@ new_manifest (const struct base *b, const struct layer_blob *l, const char *conf
       *media_type = convert ? OCI_MANIFEST : b->media_type;
       layer_type = strcmp (*media_type, DOCKER_MANIFEST) == 0 ? DOCKER_LAYER_GZIP
                                                               : OCI_LAYER_GZIP;
-      json_array_append_new (layers, descriptor (layer_type, l->digest, l->size));
+      if (l != NULL) /* NULL: the base as it is */
+        json_array_append_new (layers, descriptor (layer_type, l->digest, l->size));
     }
   else
     {
@@ -421,16 +435,37 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
   cleanup_dir = tmp;
   set_die_cleanup (push_cleanup);
 
+  /* The destination's transport is push's --insecure-http; the base is read again the way
+   * create pulled it (its recorded transport; a root made before that was recorded: as
+   * --insecure-http says), or from the cache where its blobs are. */
   struct oci_opts oo = { .cacert = o->cacert, .insecure_http = o->insecure_http,
                          .quiet = o->quiet };
+  struct oci_opts base_oo = oo;
+  base_oo.insecure_http = m.image.transport != NULL ? strcmp (m.image.transport, "http") == 0
+                                                    : o->insecure_http;
   struct base b = { 0 };
   bool has_base = meta_base_image (&m) != NULL;
   if (has_base)
-    base_open (&b, &m.image, &oo, what);
+    base_open (&b, &m.image, &base_oo, what);
   else if (m.image.ref != NULL)
     verbose ("%s: its metadata names the image %s, which it was not made from (%s): "
              "pushed as one layer, that image neither read nor sent", name, m.image.ref,
              m.source != NULL ? m.source : "no source");
+
+  /* The destination first: a registry that cannot be reached, that speaks another
+   * protocol or refuses our credentials says so now, not after the layer is built. A
+   * layout or an archive is opened once the layer is there (nothing is written before). */
+  struct upload *u = NULL;
+  if (dref.kind == OCI_REF_DOCKER)
+    {
+      /* A mount needs the base's blobs in another repository of the same registry; a base
+       * read from a layout or an archive has its blobs uploaded. */
+      bool same_registry = has_base && b.ref.kind == OCI_REF_DOCKER
+                           && strcmp (b.ref.registry, dref.registry) == 0
+                           && base_oo.insecure_http == oo.insecure_http;
+      u = upload_open (&dref, same_registry ? b.ref.repository : NULL, &oo, what);
+      upload_check (u);
+    }
 
   /* The diff reads every file of a flat root: seconds for a big one, so a line on a
    * terminal says it is working (bytes read, no total: what changed is not known yet). */
@@ -455,33 +490,30 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
     }
   progress_end (&bar);
 
-  cleanup_free char *config = new_config (has_base ? &b : NULL, &m.image, &layer, &f, what);
+  /* A root that changed nothing of its base is its base: pushed as it is, with no empty
+   * layer on top (docker tag + push). */
+  bool unchanged = has_base && layer.entries == 0;
+  if (unchanged)
+    verbose ("%s: nothing changed from %s: its image is pushed as it is", name, m.image.ref);
+  cleanup_free char *config = unchanged ? bytes_text (b.config, b.config_len)
+                              : new_config (has_base ? &b : NULL, &m, &layer, &f, what);
   size_t config_len = strlen (config);
   cleanup_free char *config_digest = oci_digest_of (config, config_len);
   const char *media_type;
-  cleanup_free char *manifest = new_manifest (has_base ? &b : NULL, &layer, config_digest,
-                                              config_len, dref.kind == OCI_REF_LAYOUT,
-                                              &media_type, what);
+  cleanup_free char *manifest = new_manifest (has_base ? &b : NULL, unchanged ? NULL : &layer,
+                                              config_digest, config_len,
+                                              dref.kind == OCI_REF_LAYOUT, &media_type, what);
   size_t manifest_len = strlen (manifest);
   cleanup_free char *manifest_digest = oci_digest_of (manifest, manifest_len);
 
   /* Every blob the manifest names, the base's first, then the new layer and the config,
    * and the manifest last: to a registry, a layout or a docker save archive. */
-  struct upload *u = NULL;
   struct layout_out *lo = NULL;
   struct archive_out *ao = NULL;
   if (dref.kind == OCI_REF_LAYOUT)
     lo = layout_out_open (dref.path, dref.tag, what);
   else if (dref.kind == OCI_REF_ARCHIVE)
     cleanup_archive = ao = archive_out_open (dref.path, dref.tag, tmp, what);
-  else
-    {
-      /* A mount needs the base's blobs in another repository of the same registry; a base
-       * read from a layout or an archive has its blobs uploaded. */
-      bool same_registry = has_base && b.ref.kind == OCI_REF_DOCKER
-                           && strcmp (b.ref.registry, dref.registry) == 0;
-      u = upload_open (&dref, same_registry ? b.ref.repository : NULL, &oo, what);
-    }
   for (size_t i = 0; has_base && i < b.m.n_layers; i++)
     {
       const struct oci_descriptor *d = &b.m.layers[i];
@@ -504,7 +536,8 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
   cleanup_free char *label = xasprintf ("%.19s", layer.digest);
   if (lo != NULL)
     {
-      layout_out_blob (lo, layer.digest, layer.size, layer.fd, 0, NULL);
+      if (!unchanged)
+        layout_out_blob (lo, layer.digest, layer.size, layer.fd, 0, NULL);
       layout_out_blob (lo, config_digest, config_len, -1, 0, config);
       interrupt_check ();
       layout_out_manifest (lo, media_type, manifest, manifest_len);
@@ -514,7 +547,8 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
     }
   else if (ao != NULL)
     {
-      archive_out_layer (ao, layer.diff_id, layer.fd, 0, layer.size);
+      if (!unchanged)
+        archive_out_layer (ao, layer.diff_id, layer.fd, 0, layer.size);
       interrupt_check ();
       archive_out_finish (ao, config_digest, config, config_len);
       interrupt_commit ();
@@ -525,8 +559,9 @@ push_root (const char *name, const char *dest, const struct push_opts *o)
     }
   else
     {
-      upload_blob (u, layer.digest, layer.size, &(struct upload_body) { .fd = layer.fd }, label,
-                   false);
+      if (!unchanged)
+        upload_blob (u, layer.digest, layer.size, &(struct upload_body) { .fd = layer.fd },
+                     label, false);
       upload_blob (u, config_digest, config_len,
                    &(struct upload_body) { .fd = -1, .data = config }, "config", false);
       interrupt_check ();

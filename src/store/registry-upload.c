@@ -168,6 +168,17 @@ start_upload (struct upload *u, const char *what)
   return loc;
 }
 
+void
+upload_check (struct upload *u)
+{
+  cleanup_free char *loc = start_upload (u, "access");
+  /* Given back at once: the registry would drop it after its own timeout anyway. */
+  struct download_send s = { .what = u->what, .method = "DELETE", .body_fd = -1 };
+  struct download_reply reply;
+  request (u, loc, &s, NULL, &reply);
+  download_reply_clear (&reply);
+}
+
 bool
 upload_blob (struct upload *u, const char *digest, uint64_t size, struct upload_body *b,
              const char *label, bool from_base)

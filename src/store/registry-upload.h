@@ -17,6 +17,10 @@ struct upload;
 struct upload *upload_open (const struct oci_ref *dest, const char *from_repo,
                             const struct oci_opts *o, const char *what);
 void upload_close (struct upload *u);
+/* Contact the registry as a push will, before anything is built: an upload session opened
+ * (its credentials and the push scope answered) and given back. dies with one line when the
+ * registry cannot be reached, speaks plain http, or refuses the push. */
+void upload_check (struct upload *u);
 
 /* A blob's bytes, when they must be sent: FD at OFFSET, or DATA when FD < 0; when OPEN is
  * set, OPEN (BODY) sets FD and OFFSET first, called only then (a base layer's blob is not

@@ -14,6 +14,7 @@ setup_file() {
 	start_registry open
 	start_registry locked htpasswd
 	start_registry tokens token
+	start_registry plain plain
 	start_proxy proxy open
 	export CA=$S/ca.pem
 	T=$S/images
@@ -29,6 +30,7 @@ setup_file() {
 	push "$S/lay:base" open base:1
 	push "$S/lay:base" locked base:1 "$REG_USER:$REG_PASS"
 	push "$S/lay:base" tokens public/base:1 "$REG_USER:$REG_PASS"
+	push "$S/lay:base" plain base:1
 }
 teardown_file() {
 	stop_registries
@@ -303,6 +305,11 @@ print(m["layers"][-1]["digest"][7:])' "$T/lay")
 }
 
 # top_layer REF: the entries of the pushed image's last layer.
+# layers_of REF: the layer digests of image REF, one line.
+layers_of() {
+	skopeo inspect --cert-dir "$S/certs" "$1" | python3 -c 'import json, sys; print(" ".join(json.load(sys.stdin)["Layers"]))'
+}
+
 top_layer() {
 	rm -rf "$T/top"
 	skopeo copy -q --src-cert-dir "$S/certs" "$1" "oci:$T/top:t"
@@ -323,7 +330,9 @@ unchanged_twice() {
 	one=$("$EDR_BIN" push r "docker://$(reg open)/$2:1" --cacert "$CA" --quiet)
 	two=$("$EDR_BIN" push r "docker://$(reg open)/$2:2" --cacert "$CA" --quiet)
 	[[ ${one#*@} == "${two#*@}" ]] || fail "two digests: $one $two"
-	[[ -z $(top_layer "docker://$(reg open)/$2:1") ]] || fail "the new layer is not empty"
+	# Nothing changed: the base itself, no empty layer on top of it.
+	[[ $(layers_of "docker://$(reg open)/$2:1") == "$(layers_of "docker://$(reg open)/base:1")" ]] ||
+		fail "not the base's layers: $(layers_of "docker://$(reg open)/$2:1")"
 	echo "${one#*@}"
 }
 
@@ -335,9 +344,79 @@ unchanged_twice() {
 	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
 	three=$("$EDR_BIN" push r "docker://$(reg open)/same:3" --cacert "$CA" --quiet)
 	[[ $one == "${three#*@}" ]] || fail "another store's push differs: $one $three"
-	# SOURCE_DATE_EPOCH sets the config's created.
+	# SOURCE_DATE_EPOCH sets the config's created (of a root that changed something).
+	tailor r
 	SOURCE_DATE_EPOCH=86400 "$EDR_BIN" push r "docker://$(reg open)/same:4" --cacert "$CA" --quiet
 	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/same:4"
+	assert_output --partial '"Created": "1970-01-02T00:00:00Z"'
+}
+
+@test "push: pulled from a plain-http registry (--insecure-http), pushed to a TLS registry and to oci:DIR without it" {
+	edr create r --from "docker://$(reg plain)/base:1" --insecure-http --quiet
+	tailor r
+	# Its base is read again over http, as it was pulled, or from the cache: never https.
+	edr_run push r "oci:$T/from-http:1" --quiet
+	assert_status 0
+	edr_run push r "docker://$(reg open)/from-http:1" --cacert "$CA" --quiet
+	assert_status 0
+	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/from-http:1"
+	assert_success
+	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	assert_output 3
+	(
+		elsewhere
+		edr create r2 --from "docker://$(reg open)/from-http:1" --cacert "$CA" --quiet
+		[[ $(cat "$(root_of r2)/srv/new") == added ]] || fail "the pushed image lacks the change"
+	)
+	# And back to the http registry, whose transport --insecure-http chooses for the push.
+	edr_run push r "docker://$(reg plain)/back:1" --insecure-http --quiet
+	assert_status 0
+}
+
+@test "push to a plain-http registry without --insecure-http: one line naming it, before the layer is built" {
+	edr create r --from "docker://$(reg open)/base:1" --cacert "$CA" --quiet
+	head -c 192M /dev/urandom > "$(root_of r)/big" # compressing it: many seconds
+	local start=$SECONDS
+	edr_run push r "docker://$(reg plain)/mine:1" --cacert "$CA" --quiet
+	assert_edr_error "$EDR_TOOL_EXIT" "cannot push 'r'" "the server speaks plain http: for a registry, add --insecure-http"
+	(( SECONDS - start < 8 )) || fail "the registry was contacted after $((SECONDS - start)) s: after the layer"
+	run ls -A "${TMPDIR:-/var/tmp}" 
+	refute_output --partial enter-devroot-push
+}
+
+@test "push of a root made from a tarball: dated by its creation (SOURCE_DATE_EPOCH when set), no empty annotation or label" {
+	edr create t --from "$EDR_TEMPLATE" --quiet
+	echo mine > "$(root_of t)/added"
+	edr_run push t "oci:$T/dated:1" --quiet
+	assert_status 0
+	local created
+	created=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["created"])' \
+		"$XDG_DATA_HOME/enter-devroot/meta/t.json")
+	run skopeo inspect "oci:$T/dated:1"
+	assert_success
+	assert_output --partial "\"Created\": \"$created\""
+	refute_output --partial '"Created": "1970-01-01'
+	# No empty string anywhere: index, manifest, config (the JSON documents of the layout).
+	run python3 -c 'import json, os, sys
+def empty(v, path):
+    if v == "":
+        print(path)
+    elif isinstance(v, dict):
+        for k, x in v.items(): empty(x, path + "." + k)
+    elif isinstance(v, list):
+        for i, x in enumerate(v): empty(x, path + "[%d]" % i)
+d = sys.argv[1]
+docs = [os.path.join(d, "index.json")] + [os.path.join(d, "blobs/sha256", b) for b in os.listdir(d + "/blobs/sha256")]
+for f in docs:
+    try:
+        doc = json.load(open(f))
+    except (ValueError, UnicodeDecodeError):
+        continue
+    empty(doc, os.path.basename(f))' "$T/dated"
+	assert_success
+	assert_output ""
+	SOURCE_DATE_EPOCH=86400 edr_run push t "oci:$T/dated:2" --quiet
+	run skopeo inspect "oci:$T/dated:2"
 	assert_output --partial '"Created": "1970-01-02T00:00:00Z"'
 }
 

@@ -19,7 +19,7 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-start_registry() { # NAME [htpasswd]: sets $S/NAME.port
+start_registry() { # NAME [htpasswd|token|plain]: sets $S/NAME.port (plain: http, no TLS)
 	local name=$1 auth=${2:-} port dir
 	command -v docker-registry >/dev/null || { echo "docker-registry is needed (apt-get install docker-registry)" >&2; return 1; }
 	dir=$S/$name
@@ -29,7 +29,11 @@ start_registry() { # NAME [htpasswd]: sets $S/NAME.port
 		echo "version: 0.1"
 		echo "log: {level: info, accesslog: {disabled: false}}"
 		echo "storage: {filesystem: {rootdirectory: $dir/data}, delete: {enabled: true}}"
-		echo "http: {addr: 127.0.0.1:$port, tls: {certificate: $S/server.pem, key: $S/server.key}}"
+		if [[ $auth == plain ]]; then
+			echo "http: {addr: 127.0.0.1:$port}"
+		else
+			echo "http: {addr: 127.0.0.1:$port, tls: {certificate: $S/server.pem, key: $S/server.key}}"
+		fi
 		if [[ $auth == htpasswd ]]; then
 			htpasswd -Bbn "$REG_USER" "$REG_PASS" > "$dir/htpasswd"
 			echo "auth: {htpasswd: {realm: edr-test, path: $dir/htpasswd}}"
@@ -44,7 +48,11 @@ start_registry() { # NAME [htpasswd]: sets $S/NAME.port
 	echo "$port" > "$S/$name.port"
 	local i
 	for i in $(seq 100); do
-		curl -s -o /dev/null --cacert "$S/ca.pem" "https://127.0.0.1:$port/v2/" && return 0
+		if [[ $auth == plain ]]; then
+			curl -s -o /dev/null "http://127.0.0.1:$port/v2/" && return 0
+		else
+			curl -s -o /dev/null --cacert "$S/ca.pem" "https://127.0.0.1:$port/v2/" && return 0
+		fi
 		sleep 0.1
 	done
 	cat "$S/$name.log" >&2
@@ -96,6 +104,7 @@ push() { # LAYOUT:TAG NAME REPO:TAG [USER:PASS]
 	cp "$S/ca.pem" "$S/certs/ca.crt"
 	local creds=()
 	[[ -z ${4:-} ]] || creds=(--dest-creds "$4")
+	[[ $(grep -c 'tls:' "$S/$2/config.yml") -gt 0 ]] || creds+=(--dest-tls-verify=false)
 	timeout 60 skopeo copy -q --all --dest-cert-dir "$S/certs" "${creds[@]}" \
 		"oci:$1" "docker://$(reg "$2")/$3"
 }
