@@ -11,6 +11,9 @@
   "  --workdir DIR     start in DIR inside the root (default: your home there, else /)\n" \
   "  --env K=V         set a variable (repeatable; applied last); --env K passes your\n" \
   "                    own K (as docker's -e K; nothing when you have none)\n" \
+  "  --env-fd FD       --env K=V for each assignment read from the open file FD to its\n" \
+  "                    end, each ended by a NUL byte (as env -0 prints): values off the\n" \
+  "                    command line\n" \
   "  --clear-env       start from an empty environment: only PATH and --env\n" \
   "  --mode MODE       auto (default): chroot, falling back to a user namespace when the\n" \
   "                    kernel refuses; chroot: never fall back; userns: always use one\n" \
@@ -108,9 +111,10 @@ static const struct command_info commands[] = {
     "it (job control, ^Z), tty names it /dev/console, and the root has a /dev/pts of its own.\n"
     "\n" ENTER_OPTIONS_HELP IMAGE_HELP },
   { "run", CMD_RUN, true,
-    "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
-    "                       [--no-landlock] [--no-host-dns] [--root] [--entrypoint]\n"
-    "                       [--bind SRC:DST[:ro]]... [--timeout SECONDS] [-- CMD [ARG...]]\n"
+    "run NAME [--workdir DIR] [--env K=V]... [--env-fd FD] [--clear-env]\n"
+    "                       [--mode MODE] [--no-landlock] [--no-host-dns] [--root]\n"
+    "                       [--entrypoint] [--bind SRC:DST[:ro]]... [--timeout SECONDS]\n"
+    "                       [-- CMD [ARG...]]\n"
     "       enter-devroot run --ephemeral [--name NAME] [--save FILE]\n"
     "                       [--template T|--from FILE|URL|IMAGE]\n"
     "                       [create options] [run options] [-- CMD [ARG...]]",
