@@ -59,6 +59,8 @@ _enter_devroot()
 		compopt -o filenames 2>/dev/null; return ;;
 	--cacert) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
 	--bind|--save) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
+	--allow-volume) COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
+	--step-user) COMPREPLY=($(compgen -W "image root runner" -- "$cur")); return ;;
 	--template) COMPREPLY=($(compgen -W "$(_enter_devroot_templates)" -- "$cur")); return ;;
 	--workdir|--sha256|--env|--env-fd|--index|--timeout|--max-size) return ;;
 	--platform) COMPREPLY=($(compgen -W "linux/amd64 linux/arm64 linux/arm/v7 linux/386 linux/ppc64le linux/s390x linux/riscv64" -- "$cur")); return ;;
@@ -102,7 +104,7 @@ _enter_devroot()
 	gitlab)
 		[[ $cword -eq 2 ]] && { COMPREPLY=($(compgen -W "config prepare run cleanup" -- "$cur")); return; }
 		opts="--builds-dir --cache-dir --default-image --mode --cacert --insecure-http --allow-local-images" ;;
-	github-hook) opts="--allow-local-images --help" ;;
+	github-hook) opts="--mode --cacert --insecure-http --allow-volume --step-user --allow-local-images --help" ;;
 	help) COMPREPLY=($(compgen -W "$subcommands" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -257,13 +257,24 @@ static const struct command_info commands[] = {
     "IMAGE is a Docker reference (Docker Hub by default), template:NAME, or anything\n"
     "create --from takes with its prefix (docker://, oci:, docker-archive:, https://, /path).\n"
     "See enter-devroot(1), section CI ENGINES, \"GitLab Runner (custom executor)\".\n" },
-  { "github-hook", CMD_GITHUB_HOOK, false, "github-hook [--allow-local-images] [--mode auto|userns|chroot] < JSON",
+  { "github-hook", CMD_GITHUB_HOOK, false,
+    "github-hook [--mode auto|userns|chroot] [--cacert FILE] [--insecure-http]\n"
+    "                       [--allow-volume DIR[:ro]]... [--step-user image|root|runner]\n"
+    "                       [--allow-local-images] < JSON",
     "The GitHub Actions runner's container hooks: prepare_job, run_script_step,\n"
     "run_container_step and cleanup_job, read as JSON on standard input. Point\n"
-    "ACTIONS_RUNNER_CONTAINER_HOOKS at a .sh file that runs 'exec enter-devroot github-hook'.\n"
+    "ACTIONS_RUNNER_CONTAINER_HOOKS at a .sh file that execs enter-devroot github-hook by\n"
+    "its absolute path (examples/ci/github-runner-hook.sh).\n"
     "The runner's directories are bound into the devroot in user-namespace mode, copied\n"
     "in before each step and back after it in chroot mode (--mode auto: userns where\n"
     "they can be bound, else chroot).\n"
+    "\n"
+    "  --cacert FILE, --insecure-http   as for create, for the jobs' registries\n"
+    "  --allow-volume DIR[:ro]   a directory of this host workflows' volumes: may bind\n"
+    "                    (repeatable); by default only in the runner's own directories\n"
+    "  --step-user image|root|runner   image (default): steps look like root (run --root)\n"
+    "                    where docker would run them as root; root: always; runner: never\n"
+    "  --allow-local-images   let jobs name files and directories of this host as images\n"
     "See enter-devroot(1), section CI ENGINES, \"GitHub Actions runner (container hooks)\".\n" },
   { "help", CMD_HELP, false, "help [SUBCOMMAND]", "Show help for SUBCOMMAND.\n" },
 };
