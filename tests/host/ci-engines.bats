@@ -515,7 +515,7 @@ exit 6"
 	refute_output --partial github-
 }
 
-@test "examples/ci: the GitLab config.toml is valid TOML naming the driver's documented keys; the Actions hook execs github-hook" {
+@test "examples/ci: the GitLab config.toml is valid TOML naming the driver's documented keys; the Actions hook execs github-hook by its absolute path, found without the runner's PATH" {
 	layout_plays_no_part "the examples' keys and options"
 	local examples=$BATS_TEST_DIRNAME/../../examples/ci
 	run python3 -c '
@@ -534,15 +534,29 @@ print(" ".join(x["prepare_args"][2:]))' "$examples/gitlab-runner-config.toml"
 	unset CUSTOM_ENV_CI_JOB_IMAGE
 	gitlab_config
 	local args=$output
-	mkdir -p "$W/bin"
-	ln -s "$EDR_BIN" "$W/bin/enter-devroot"
-	ln -s "$(dirname "$EDR_BIN")/enter-devroot-store" "$W/bin/enter-devroot-store"
 	run --separate-stderr "$EDR_BIN" gitlab prepare ${args/template:debian-bookworm-build/$IMAGE}
 	assert_success
 	"$EDR_BIN" gitlab cleanup
-	run --separate-stderr env PATH="$W/bin:$PATH" sh "$examples/github-runner-hook.sh" <<<'{"command": "cleanup_job", "args": {}, "state": {}}'
+	# The Actions hook as the runner runs it (`bash -e HOOK`), as a service whose PATH (the
+	# runner's .path) lacks ~/.local/bin, where ./quickstart installs enter-devroot.
+	local h=$W/runner-home
+	mkdir -p "$h/.local/bin"
+	ln -s "$EDR_BIN" "$h/.local/bin/enter-devroot"
+	ln -s "$(dirname "$EDR_BIN")/enter-devroot-store" "$h/.local/bin/enter-devroot-store"
+	gh_dirs
+	run --separate-stderr env HOME="$h" PATH=/usr/bin:/bin bash -e "$examples/github-runner-hook.sh" \
+		<<<"{\"command\": \"prepare_job\", \"responseFile\": \"$W/response.json\", \"state\": null, \"args\": {\"container\": null, \"services\": []}}"
 	assert_success
-	run --separate-stderr env PATH="$W/bin:$PATH" sh "$examples/github-runner-hook.sh" <<<'{"command": 1}'
+	python3 -c 'import json, sys; assert json.load(open(sys.argv[1])) == {"state": {}, "context": {"services": []}}' \
+		"$W/response.json"
+	run --separate-stderr env HOME="$h" PATH=/usr/bin:/bin bash -e "$examples/github-runner-hook.sh" <<<'{"command": 1}'
 	assert_equal "$status" 1
 	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: "* ]] || fail "$stderr"
+	# Nowhere: one line that says what to do.
+	if [[ ! -e /usr/local/bin/enter-devroot && ! -e /usr/bin/enter-devroot ]]; then
+		run --separate-stderr env HOME="$W/nowhere" PATH=/usr/bin:/bin bash -e "$examples/github-runner-hook.sh" <<<'{}'
+		assert_equal "$status" 1
+		assert_equal "${#stderr_lines[@]}" 1
+		[[ ${stderr_lines[0]} == "enter-devroot-hook.sh: enter-devroot is in none of"*"name it in"* ]] || fail "$stderr"
+	fi
 }
