@@ -797,8 +797,8 @@ prepare_job (json_t *input)
               "user-namespace mode nor in chroot mode (see 'enter-devroot doctor')");
       mode = "chroot";
     }
-  fprintf (stderr, "%s: %s: devroot %s ready (mode %s%s)\n", PROGRAM_NAME, DRIVER, name, mode,
-           root_emulation ? ", steps as root: run --root" : "");
+  fprintf (stderr, "%s: %s: devroot %s ready (mode %s)%s\n", PROGRAM_NAME, DRIVER, name, mode,
+           root_emulation ? "; steps look like root (run --root)" : "");
 
   json_t *response = json_pack (
     "{s:{s:s, s:s, s:o, s:o, s:o, s:b}, s:{s:{s:s, s:s}, s:[]}, s:b}",
