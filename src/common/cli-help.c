@@ -11,6 +11,9 @@
   "  --workdir DIR     start in DIR inside the root (default: your home there, else /)\n" \
   "  --env K=V         set a variable (repeatable; applied last); --env K passes your\n" \
   "                    own K (as docker's -e K; nothing when you have none)\n" \
+  "  --env-fd FD       --env K=V for each assignment read from the open file FD to its\n" \
+  "                    end, each ended by a NUL byte (as env -0 prints): values off the\n" \
+  "                    command line\n" \
   "  --clear-env       start from an empty environment: only PATH and --env\n" \
   "  --mode MODE       auto (default): chroot, falling back to a user namespace when the\n" \
   "                    kernel refuses; chroot: never fall back; userns: always use one\n" \
@@ -108,9 +111,10 @@ static const struct command_info commands[] = {
     "it (job control, ^Z), tty names it /dev/console, and the root has a /dev/pts of its own.\n"
     "\n" ENTER_OPTIONS_HELP IMAGE_HELP },
   { "run", CMD_RUN, true,
-    "run NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
-    "                       [--no-landlock] [--no-host-dns] [--root] [--entrypoint]\n"
-    "                       [--bind SRC:DST[:ro]]... [--timeout SECONDS] [-- CMD [ARG...]]\n"
+    "run NAME [--workdir DIR] [--env K=V]... [--env-fd FD] [--clear-env]\n"
+    "                       [--mode MODE] [--no-landlock] [--no-host-dns] [--root]\n"
+    "                       [--entrypoint] [--bind SRC:DST[:ro]]... [--timeout SECONDS]\n"
+    "                       [-- CMD [ARG...]]\n"
     "       enter-devroot run --ephemeral [--name NAME] [--save FILE]\n"
     "                       [--template T|--from FILE|URL|IMAGE]\n"
     "                       [create options] [run options] [-- CMD [ARG...]]",
@@ -253,13 +257,25 @@ static const struct command_info commands[] = {
     "IMAGE is a Docker reference (Docker Hub by default), template:NAME, or anything\n"
     "create --from takes with its prefix (docker://, oci:, docker-archive:, https://, /path).\n"
     "See enter-devroot(1), section CI ENGINES, \"GitLab Runner (custom executor)\".\n" },
-  { "github-hook", CMD_GITHUB_HOOK, false, "github-hook [--allow-local-images] [--mode auto|userns|chroot] < JSON",
+  { "github-hook", CMD_GITHUB_HOOK, false,
+    "github-hook [--mode auto|userns|chroot] [--cacert FILE]\n"
+    "                       [--insecure-http] [--allow-volume DIR[:ro]]...\n"
+    "                       [--step-user image|root|runner] [--allow-local-images] < JSON",
     "The GitHub Actions runner's container hooks: prepare_job, run_script_step,\n"
     "run_container_step and cleanup_job, read as JSON on standard input. Point\n"
-    "ACTIONS_RUNNER_CONTAINER_HOOKS at a .sh file that runs 'exec enter-devroot github-hook'.\n"
+    "ACTIONS_RUNNER_CONTAINER_HOOKS at a .sh file that execs enter-devroot github-hook by\n"
+    "its absolute path (examples/ci/github-runner-hook.sh).\n"
     "The runner's directories are bound into the devroot in user-namespace mode, copied\n"
     "in before each step and back after it in chroot mode (--mode auto: userns where\n"
     "they can be bound, else chroot).\n"
+    "\n"
+    "  --cacert FILE, --insecure-http   as for create, for the jobs' registries\n"
+    "  --allow-volume DIR[:ro]   a directory of this host workflows' volumes: may bind\n"
+    "                    (repeatable); by default only in the runner's own directories\n"
+    "  --step-user image|root|runner   image (default): steps look like root (run --root)\n"
+    "                    where docker would run them as root; root: always; runner: never\n"
+    "  --allow-local-images   let jobs name files and directories of this host as images\n"
+    "\n"
     "See enter-devroot(1), section CI ENGINES, \"GitHub Actions runner (container hooks)\".\n" },
   { "help", CMD_HELP, false, "help [SUBCOMMAND]", "Show help for SUBCOMMAND.\n" },
 };

@@ -4,10 +4,12 @@
  * or after NAME. For run, option parsing stops at "--" or at the first word after NAME that
  * is not an option: that word and everything after it is the command, untouched. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/cli-commands.h"
 #include "common/cli.h"
@@ -36,6 +38,7 @@ enum option_id
   OPT_JSON,
   OPT_WORKDIR,
   OPT_ENV,
+  OPT_ENV_FD,
   OPT_CLEAR_ENV,
   OPT_MODE,
   OPT_INDEX,
@@ -85,6 +88,7 @@ static const struct option_info options[] = {
   { "json", OPT_JSON, false, ON (CMD_LIST) | ON (CMD_TEMPLATES) | ON (CMD_CACHE) | ON (CMD_IMAGES) },
   { "workdir", OPT_WORKDIR, true, ENTERING },
   { "env", OPT_ENV, true, ENTERING },
+  { "env-fd", OPT_ENV_FD, true, ENTERING },
   { "clear-env", OPT_CLEAR_ENV, false, ENTERING },
   { "mode", OPT_MODE, true, ENTERING },
   { "index", OPT_INDEX, true, FETCHING },
@@ -140,6 +144,40 @@ add_env_assignment (struct cli *cli, const char *kv)
   append_word (&cli->enter.env.assignments, xstrdup (kv));
 }
 
+/* --env-fd FD: K=V assignments, each ended by a NUL byte (what `env -0` prints and
+ * /proc/PID/environ holds), read from FD to its end, applied as --env K=V would be at this
+ * place, FD closed. For a caller whose values must not be on a command line, which every
+ * local user reads in /proc/PID/cmdline, nor in the environment of enter-devroot itself,
+ * whose loader and libraries read some names (LD_PRELOAD). No message shows a value. */
+#define ENV_FD_MAX (16u * 1024 * 1024)
+
+static void
+add_env_from_fd (struct cli *cli, const struct command_info *c, const char *arg)
+{
+  char *end;
+  errno = 0;
+  long fd = strtol (arg, &end, 10);
+  if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 || fd > INT_MAX)
+    usage_error (c->name, "invalid --env-fd '%s': expected a file descriptor number", arg);
+  size_t len;
+  char *text = read_fd_all ((int) fd, ENV_FD_MAX, &len);
+  if (text == NULL)
+    die_with_error ("--env-fd %ld: cannot read the assignments", fd);
+  close ((int) fd);
+  if (len > 0 && text[len - 1] != '\0')
+    usage_error (c->name, "--env-fd %ld: the last assignment is not ended by a NUL byte", fd);
+  size_t n = 0;
+  for (size_t at = 0; at < len; at += strlen (text + at) + 1, n++)
+    {
+      const char *why;
+      if (env_check_assignment (text + at, &why) < 0)
+        usage_error (c->name, "--env-fd %ld: assignment %zu: %s", fd, n + 1, why);
+      append_word (&cli->enter.env.assignments, xstrdup (text + at));
+    }
+  explicit_bzero (text, len);
+  free (text);
+}
+
 /* A --timeout: whole seconds, 1 to a year (a bound that keeps deadlines far from
  * overflowing; no CI job wants more). */
 #define TIMEOUT_MAX_SECONDS (366u * 24 * 3600)
@@ -175,6 +213,7 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
       cli->enter.workdir = arg;
       break;
     case OPT_ENV: add_env_assignment (cli, arg); break;
+    case OPT_ENV_FD: add_env_from_fd (cli, c, arg); break;
     case OPT_CLEAR_ENV: cli->enter.env.clear_env = true; break;
     case OPT_MODE:
       if (enter_mode_parse (arg, &cli->enter.mode) < 0)

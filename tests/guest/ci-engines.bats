@@ -92,8 +92,9 @@ gh_chroot_job() {
 	# step's status is the hook's; what it wrote before failing is copied back too.
 	echo changed-by-runner >"$ws/input.txt"
 	rm "$ws/new-file"
-	run --separate-stderr gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["-c",
-		"cat input.txt; test ! -e new-file && cat /__e/node && echo partial > before-failing; exit 7"],
+	echo 'cat input.txt; test ! -e new-file && cat /__e/node && echo partial > before-failing; exit 7' \
+		>"$GH/_work/_temp/step2.sh"
+	run --separate-stderr gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["/__w/_temp/step2.sh"],
 		"workingDirectory": "/__w/repo/repo"}'
 	assert_equal "$status" 7
 	assert_output "changed-by-runner
@@ -114,9 +115,14 @@ tool"
 	passwd=$(sha256sum /etc/passwd)
 	gh_chroot_job
 	export GH_HOOK_TIMEOUT=120
-	run --separate-stderr gh_hook run_script_step "{\"entryPoint\": \"sh\", \"entryPointArgs\": [\"-ec\",
-		\"ln -s /etc/passwd passwd; ln -s '$W/outside' outside; ln -s '$W' escape; mkfifo fifo; echo x > f; ln f hard\"],
-		\"workingDirectory\": \"/__w/repo/repo\"}"
+	# The steps' scripts, in the runner's temp directory (its arguments are `-e FILE`).
+	echo "ln -s /etc/passwd passwd; ln -s '$W/outside' outside; ln -s '$W' escape; mkfifo fifo; echo x > f; ln f hard" \
+		>"$GH/_work/_temp/plant.sh"
+	echo 'for f in passwd outside; do rm $f; echo planted > $f; done; rm escape; mkdir escape; echo planted > escape/outside; test ! -e fifo' \
+		>"$GH/_work/_temp/through.sh"
+	echo 'rm -rf /github/home && ln -s /etc /github/home' >"$GH/_work/_temp/swap.sh"
+	run --separate-stderr gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["-e", "/__w/_temp/plant.sh"],
+		"workingDirectory": "/__w/repo/repo"}'
 	assert_success
 	# Symlinks are copied as symlinks, never followed; the FIFO is not copied, one line.
 	[[ $(readlink "$ws/passwd") == /etc/passwd && $(readlink "$ws/outside") == "$W/outside" ]]
@@ -128,8 +134,7 @@ tool"
 	# The next step writes through those names: the runner's copies are replaced, never
 	# written through. (The FIFO the runner never had is gone from the root: copying in
 	# mirrors the runner's side.)
-	run --separate-stderr gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["-ec",
-		"for f in passwd outside; do rm $f; echo planted > $f; done; rm escape; mkdir escape; echo planted > escape/outside; test ! -e fifo"],
+	run --separate-stderr gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["-e", "/__w/_temp/through.sh"],
 		"workingDirectory": "/__w/repo/repo"}'
 	assert_success
 	[[ $(cat "$ws/passwd") == planted && ! -L $ws/passwd && $(cat "$ws/escape/outside") == planted ]]
@@ -137,8 +142,8 @@ tool"
 	[[ $(sha256sum /etc/passwd) == "$passwd" ]]
 	# The step removes a volume's target: it is not copied back, the runner's directory
 	# is left whole, and the step fails.
-	run --separate-stderr gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["-ec",
-		"rm -rf /github/home && ln -s /etc /github/home"], "workingDirectory": "/"}'
+	run --separate-stderr gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["-e", "/__w/_temp/swap.sh"],
+		"workingDirectory": "/"}'
 	assert_equal "$status" 1
 	[[ ${stderr_lines[-1]} == "enter-devroot: github-hook: /github/home: not copied back to $GH/_work/_temp/_github_home: no longer a directory inside the devroot" ]] || fail "$stderr"
 	[[ -d $GH/_work/_temp/_github_home ]]

@@ -150,10 +150,11 @@ gitlab_job() {
 # one JSON document on standard input per call, {command, responseFile, args, state}; the
 # state of prepare_job's response is passed to every later call.
 
-# gh_hook COMMAND ARGS_JSON: call the hook; GH_STATE (JSON) is the stored state, updated
-# from the response file when the hook writes one.
+# gh_hook COMMAND ARGS_JSON: call the hook (with the administrator's options in the array
+# GH_HOOK_ARGS; the responseFile GH_RESPONSE if set); GH_STATE (JSON) is the stored state,
+# updated from the response file when the hook writes one.
 gh_hook() {
-	local response=$GH/response-$1.json
+	local response=${GH_RESPONSE:-$GH/response-$1.json}
 	rm -f "$response"
 	python3 -c '
 import json, sys
@@ -161,7 +162,8 @@ print(json.dumps({"command": sys.argv[1], "responseFile": sys.argv[2],
                   "args": json.loads(sys.argv[3]), "state": json.loads(sys.argv[4])}))' \
 		"$1" "$response" "$2" "${GH_STATE:-{\}}" >"$GH/input-$1.json"
 	# GH_HOOK_TIMEOUT: a hook that hangs fails the test instead of the whole run.
-	timeout "${GH_HOOK_TIMEOUT:-600}" "$EDR_BIN" github-hook --allow-local-images <"$GH/input-$1.json"
+	timeout "${GH_HOOK_TIMEOUT:-600}" "$EDR_BIN" github-hook --allow-local-images ${GH_HOOK_ARGS[@]+"${GH_HOOK_ARGS[@]}"} \
+		<"$GH/input-$1.json"
 	local s=$?
 	if [[ -s $response ]]; then
 		GH_STATE=$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["state"]))' "$response")
@@ -169,23 +171,65 @@ print(json.dumps({"command": sys.argv[1], "responseFile": sys.argv[2],
 	return $s
 }
 
+# gh_hook_watch COMMAND ARGS_JSON: gh_hook in the background, its output in $GH/watch.out
+# and $GH/watch.err; once the step has said it started (made $GH/_work/_temp/started:
+# gh_step_wait), every process's command line on this host goes to $GH/cmdlines, one a
+# line; then $GH/_work/_temp/go tells the step to go on, and the hook's status is returned.
+gh_hook_watch() {
+	local pid i f
+	rm -f "$GH/_work/_temp/started" "$GH/_work/_temp/go"
+	gh_hook "$1" "$2" >"$GH/watch.out" 2>"$GH/watch.err" &
+	pid=$!
+	for i in $(seq 600); do [[ -e $GH/_work/_temp/started ]] && break; sleep 0.1; done
+	for f in /proc/[0-9]*/cmdline; do
+		{ tr '\0' ' ' <"$f" && echo; } 2>/dev/null
+	done >"$GH/cmdlines"
+	: >"$GH/_work/_temp/go"
+	wait "$pid"
+}
+
+# gh_step_wait DIR: the part of a step's script that waits for gh_hook_watch to have read
+# the command lines; DIR is the runner's temp directory inside (/__w/_temp in a job
+# container, /github/runner_temp in a container action).
+gh_step_wait() {
+	printf '%s\n' "echo started > $1/started" \
+		"i=0; while [ ! -e $1/go ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i+1)); done"
+}
+
 # gh_dirs: the runner's directories on this host, as a runner lays them out.
 gh_dirs() {
 	GH=$W/actions-runner
 	mkdir -p "$GH/_work/_temp" "$GH/_work/_actions" "$GH/_work/_tool" "$GH/externals" \
-		"$GH/_work/_temp/_github_home" "$GH/_work/_temp/_github_workflow" "$GH/_work/repo/repo"
+		"$GH/_work/_temp/_github_home" "$GH/_work/_temp/_github_workflow" "$GH/_work/repo/repo" \
+		"$GH/_work/_temp/_runner_file_commands"
 }
 
-# gh_container IMAGE: a prepare_job "container" with the runner's system mounts.
+# gh_container IMAGE [VOLUME...]: a prepare_job "container" as the runner serialises it
+# (HookInput.cs HookContainer, camelCase with its nulls, as in runner-container-hooks'
+# examples/prepare-job.json), with JOB_VAR=$GH_JOB_VAR (default from-the-job) in its
+# environment, the runner's system mounts (ContainerOperationProvider.cs
+# MountWellKnownDirectories) and the workflow's `volumes:` VOLUMEs parsed as the runner
+# parses them (ContainerInfo.cs ParseVolumeString: SRC:DST[:ro], DST:ro, DST alone with a
+# null source).
 gh_container() {
 	python3 -c '
 import json, sys
 gh, image = sys.argv[1], sys.argv[2]
-def m(src, dst, ro=False):
-    return {"sourceVolumePath": src, "targetVolumePath": dst, "readOnly": ro}
+def m(src, dst, ro=False, user=None):
+    return {"userProvidedValue": user, "sourceVolumePath": src, "targetVolumePath": dst,
+            "readOnly": ro}
+def parse(v):
+    p = v.split(":")
+    if len(p) == 3:
+        return m(p[0], p[1], p[2].lower() == "ro", v)
+    if len(p) == 2:
+        return m(None, p[0], True, v) if p[1].lower() == "ro" else m(p[0], p[1], False, v)
+    return m(None, v, False, v)
 print(json.dumps({"container": {
-    "image": image, "workingDirectory": "/__w/repo/repo",
-    "environmentVariables": {"JOB_VAR": "from-the-job"},
+    "image": image, "dockerfile": None, "entryPointArgs": [], "entryPoint": None,
+    "workingDirectory": "/__w/repo/repo", "createOptions": None, "registry": None,
+    "environmentVariables": {"HOME": "/github/home", "JOB_VAR": sys.argv[3]},
+    "portMappings": [],
     "systemMountVolumes": [
         m("/var/run/docker.sock", "/var/run/docker.sock"),
         m(gh + "/_work", "/__w"),
@@ -195,6 +239,70 @@ print(json.dumps({"container": {
         m(gh + "/_work/_tool", "/__w/_tool"),
         m(gh + "/_work/_temp/_github_home", "/github/home"),
         m(gh + "/_work/_temp/_github_workflow", "/github/workflow")],
-    "userMountVolumes": [], "portMappings": [], "registry": None},
-    "services": []}))' "$GH" "$1"
+    "userMountVolumes": [parse(v) for v in sys.argv[4:]]},
+    "services": []}))' "$GH" "$1" "${GH_JOB_VAR:-from-the-job}" "${@:2}"
+}
+
+# gh_runner_args ARG...: the JSON array of entryPointArgs the runner sends for a container
+# action's `args:` ARGs: each wrapped in "..." with its double quotes escaped, joined
+# (ContainerActionHandler.cs), split on ' ', each piece trimmed and empty ones dropped
+# (HookInput.cs HookContainer).
+gh_runner_args() {
+	python3 -c '
+import json, sys
+s = "".join(" \"%s\"" % a.replace("\"", "\\\"") if a else " \"\"" for a in sys.argv[1:])
+print(json.dumps([p.strip() for p in s.split(" ") if p.strip()]))' "$@"
+}
+
+# oci_image DIR USER: an OCI layout at DIR of the template's files whose config names USER
+# (docker's USER; "" for none).
+oci_image() {
+	python3 - "$1" "$2" "$EDR_TEMPLATE" <<-'EOF'
+	import gzip, hashlib, json, os, sys
+	out, user, template = sys.argv[1], sys.argv[2], sys.argv[3]
+	os.makedirs(os.path.join(out, "blobs", "sha256"))
+	def blob(data):
+	    d = hashlib.sha256(data).hexdigest()
+	    open(os.path.join(out, "blobs", "sha256", d), "wb").write(data)
+	    return {"digest": "sha256:" + d, "size": len(data)}
+	layer = open(template, "rb").read()
+	import platform
+	arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+	config = {"architecture": arch, "os": "linux", "config": {"User": user} if user else {},
+	          "rootfs": {"type": "layers",
+	                     "diff_ids": ["sha256:" + hashlib.sha256(gzip.decompress(layer)).hexdigest()]}}
+	manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+	            "config": dict(blob(json.dumps(config).encode()),
+	                           mediaType="application/vnd.oci.image.config.v1+json"),
+	            "layers": [dict(blob(layer), mediaType="application/vnd.oci.image.layer.v1.tar+gzip")]}
+	m = dict(blob(json.dumps(manifest).encode()), mediaType=manifest["mediaType"],
+	         annotations={"org.opencontainers.image.ref.name": "latest"})
+	json.dump({"schemaVersion": 2, "manifests": [m]}, open(os.path.join(out, "index.json"), "w"))
+	json.dump({"imageLayoutVersion": "1.0.0"}, open(os.path.join(out, "oci-layout"), "w"))
+	EOF
+}
+
+# gh_container_step IMAGE ENTRYPOINT ENV_JSON ARG...: run_container_step's args for a
+# container action as the runner sends them (HookInput.cs ContainerStepArgs, as in
+# runner-container-hooks' examples/run-container-step.json), with the mounts it gives an
+# action (ContainerActionHandler.cs) and its `args:` ARGs in the runner's form.
+gh_container_step() {
+	local image=$1 entry=$2 env=$3
+	shift 3
+	python3 -c '
+import json, sys
+gh, image, entry, env, args = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), json.loads(sys.argv[5])
+t = gh + "/_work/_temp"
+def m(src, dst):
+    return {"userProvidedValue": None, "sourceVolumePath": src, "targetVolumePath": dst,
+            "readOnly": False}
+print(json.dumps({"image": image, "dockerfile": None, "entryPointArgs": args,
+    "entryPoint": entry or None, "workingDirectory": "/github/workspace", "createOptions": None,
+    "registry": None, "environmentVariables": env, "portMappings": [],
+    "systemMountVolumes": [m("/var/run/docker.sock", "/var/run/docker.sock"),
+        m(t, "/github/runner_temp"), m(t + "/_github_home", "/github/home"),
+        m(t + "/_github_workflow", "/github/workflow"),
+        m(t + "/_runner_file_commands", "/github/file_commands"),
+        m(gh + "/_work/repo/repo", "/github/workspace")],
+    "userMountVolumes": []}))' "$GH" "$image" "$entry" "$env" "$(gh_runner_args "$@")"
 }

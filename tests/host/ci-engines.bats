@@ -230,12 +230,33 @@ print("ok")' "$output" "$W/b" "$W/c"
 
 # ---- GitHub Actions runner container hooks
 
-@test "github-hook: prepare_job answers with state, context and isAlpine; steps run inside with the runner's mounts; cleanup_job removes the root" {
+@test "github-hook: prepare_job answers with state, context and isAlpine; steps run inside with the runner's mounts, the workflow's volumes, CI and GITHUB_ACTIONS, as root, their variables on no command line; cleanup_job removes the root and the job's volumes" {
 	gh_dirs
-	echo 'echo "script in $PWD as $(id -un): $JOB_VAR $STEP_VAR"; echo "$PATH" | cut -d: -f1; echo made > /__w/_temp/from-step; exit 5' \
-		>"$GH/_work/_temp/step.sh"
+	mkdir -p "$GH/_work/cache" "$W/admin-cache" "$GH/_work/_temp/my dir"
+	echo from-work >"$GH/_work/cache/f"
+	echo from-admin >"$W/admin-cache/f"
+	echo js-file >"$GH/_work/_temp/my dir/index.js"
+	GH_HOOK_ARGS=(--allow-volume "$W/admin-cache")
+	cat >"$GH/_work/_temp/step.sh" <<-EOF
+	$(gh_step_wait /__w/_temp)
+	echo "script in \$PWD as \$(id -u): \$JOB_VAR \$STEP_VAR"
+	echo "secrets: \$SECRET_TOKEN \$ACTIONS_RUNTIME_TOKEN \$XDG_DATA_HOME"
+	printf 'multi: %s\n' "\$MULTI"
+	echo "ci: CI=\$CI GITHUB_ACTIONS=\$GITHUB_ACTIONS HOME=\$HOME"
+	echo "\$PATH" | cut -d: -f1
+	cat /cache/f /admin/f /ext/tool
+	ls -A /anon | wc -l
+	echo anon-write >/anon/x
+	echo made >/__w/_temp/from-step
+	exit 5
+	EOF
+	echo tool >"$GH/externals/tool"
 	# Not through `run`: the harness keeps the runner's state in this shell.
-	gh_hook prepare_job "$(gh_container "$IMAGE")" 2>"$W/prepare.err"
+	# Values of this test's own: other tests may run beside it.
+	local secret=s3cret-$RANDOM$RANDOM token=rt-$RANDOM$RANDOM s=0
+	GH_JOB_VAR=job-$RANDOM$RANDOM
+	gh_hook prepare_job "$(gh_container "$IMAGE" "$GH/_work/cache:/cache:ro" "$W/admin-cache:/admin" \
+		"$GH/externals:/ext:ro" /anon)" 2>"$W/prepare.err" || fail "$(cat "$W/prepare.err")"
 	grep -q 'not binding /var/run/docker.sock' "$W/prepare.err"
 	run python3 -c '
 import json, sys
@@ -247,16 +268,110 @@ print(c["id"])' "$GH/response-prepare_job.json"
 	assert_success
 	local name=$output
 	assert_equal "$(root_layout "$name")" "$(driver_layout)"
-	run gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["-e", "/__w/_temp/step.sh"],
-		"environmentVariables": {"STEP_VAR": "from-the-step"}, "prependPath": ["/__w/_tool/bin"],
-		"workingDirectory": "/__w/repo/repo"}'
-	assert_equal "$status" 5
-	assert_line "script in /__w/repo/repo as $(id -un): from-the-job from-the-step"
+	# The anonymous volume: a directory of the job's own, in the driver's data directory.
+	local jobdir=$XDG_DATA_HOME/enter-devroot/github-hook/$name
+	[[ -d $jobdir/volume-0 ]] || fail "no $jobdir/volume-0"
+	# A step with secrets in its variables (the runner's ACTIONS_RUNTIME_TOKEN, a workflow's
+	# `env: X: ${{ secrets.X }}`): while it runs, no process's command line shows a value.
+	gh_hook_watch run_script_step "{\"entryPoint\": \"sh\", \"entryPointArgs\": [\"-e\", \"/__w/_temp/step.sh\"],
+		\"environmentVariables\": {\"STEP_VAR\": \"from-the-step\", \"SECRET_TOKEN\": \"$secret\",
+		\"ACTIONS_RUNTIME_TOKEN\": \"$token\", \"MULTI\": \"line1-$secret\\nline2\", \"XDG_DATA_HOME\": \"/elsewhere\"},
+		\"prependPath\": [\"/__w/_tool/bin\"], \"workingDirectory\": \"/__w/repo/repo\"}" ||
+		s=$?
+	assert_equal "$s" 5
+	grep -q "^enter-devroot run $name " "$GH/cmdlines" || fail "the step's run is not among the command lines read"
+	run grep -F -e "$secret" -e "$token" -e "$GH_JOB_VAR" "$GH/cmdlines"
+	assert_failure
+	run cat "$GH/watch.out"
+	assert_line "script in /__w/repo/repo as 0: $GH_JOB_VAR from-the-step"
+	assert_line "secrets: $secret $token /elsewhere"
+	assert_line "multi: line1-$secret"
+	assert_line line2
+	assert_line "ci: CI=true GITHUB_ACTIONS=true HOME=/github/home"
 	assert_line /__w/_tool/bin
+	assert_line from-work
+	assert_line from-admin
+	assert_line tool
+	assert_line 0
 	[[ $(cat "$GH/_work/_temp/from-step") == made ]]
+	[[ $(cat "$jobdir/volume-0/x") == anon-write ]]
+	# A JavaScript action's step: node and its script's path, which the runner gives in
+	# double quotes (NodeScriptActionHandler.cs), split on spaces (ContainerHookManager.cs).
+	run gh_hook run_script_step '{"entryPoint": "cat", "entryPointArgs": ["\"/__w/_temp/my", "dir/index.js\""],
+		"environmentVariables": {}, "prependPath": [], "workingDirectory": "/__w/repo/repo"}'
+	assert_success
+	assert_output js-file
+	# A step puts a symlink to the runner's user's files where a volume's directory was: the
+	# next step refuses to mount it.
+	mkdir -p "$W/dotssh"
+	echo private-key >"$W/dotssh/id"
+	echo "mv /__w/cache /__w/cache.old && ln -s '$W/dotssh' /__w/cache" >"$GH/_work/_temp/swap.sh"
+	run gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["-e", "/__w/_temp/swap.sh"], "environmentVariables": {}}'
+	assert_success
+	[[ -L $GH/_work/cache ]]
+	run --separate-stderr gh_hook run_script_step '{"entryPoint": "cat", "entryPointArgs": ["/cache/id"], "environmentVariables": {}}'
+	assert_failure
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: volume /cache: its directory $GH/_work/cache is a symlink now"* ]] || fail "$stderr"
+	refute_output --partial private-key
 	run gh_hook cleanup_job '{}'
 	assert_success
 	[[ ! -e $(root_of "$name") ]]
+	[[ ! -e $jobdir ]]
+}
+
+@test "github-hook: volumes outside the runner's directories, named volumes, options and ports are refused in one line; a failed prepare_job leaves no root and no job directory" {
+	layout_plays_no_part "refused before any root is made, or the root removed, on either layout"
+	gh_dirs
+	mkdir -p "$HOME/.ssh"
+	ln -s "$HOME/.ssh" "$GH/_work/ssh-link"
+	local v ssh ext
+	ssh=$(realpath "$HOME/.ssh") ext=$(realpath "$GH/externals")
+	for v in "$HOME/.ssh:/ssh" "$GH/_work/ssh-link:/ssh" "$GH/externals:/ext" my_docker_volume:/volume_mount \
+		"$GH/_work/missing:/m"; do
+		run --separate-stderr gh_hook prepare_job "$(gh_container "$IMAGE" "$v")"
+		assert_equal "$status" 1
+		assert_equal "${#stderr_lines[@]}" 1
+		case $v in
+		*.ssh:* | *ssh-link:*) [[ ${stderr_lines[0]} == "enter-devroot: github-hook: volume $v: $ssh is not in a directory the runner mounts"*--allow-volume* ]] ;;
+		*externals:*) [[ ${stderr_lines[0]} == "enter-devroot: github-hook: volume $v: the runner mounts $ext read-only: add :ro" ]] ;;
+		my_docker*) [[ ${stderr_lines[0]} == "enter-devroot: github-hook: volume $v: named volumes are not supported"* ]] ;;
+		*) [[ ${stderr_lines[0]} == "enter-devroot: github-hook: volume $v: No such file or directory" ]] ;;
+		esac || fail "$v: $stderr"
+	done
+	local c
+	c=$(gh_container "$IMAGE" | python3 -c 'import json,sys; d=json.load(sys.stdin); d["container"]["createOptions"]="--cpus 1"; print(json.dumps(d))')
+	run --separate-stderr gh_hook prepare_job "$c"
+	assert_equal "$status" 1
+	[[ $stderr == "enter-devroot: github-hook: the job container: options '--cpus 1' are docker's, not supported"* ]] || fail "$stderr"
+	c=$(gh_container "$IMAGE" | python3 -c 'import json,sys; d=json.load(sys.stdin); d["container"]["portMappings"]=["80:8080"]; print(json.dumps(d))')
+	run --separate-stderr gh_hook prepare_job "$c"
+	assert_equal "$status" 1
+	[[ $stderr == "enter-devroot: github-hook: the job container: ports (80:8080) are not supported"* ]] || fail "$stderr"
+	# A directory of the runner's in its work directory that an earlier job replaced with a
+	# symlink to the runner's user's files.
+	mv "$GH/_work/_tool" "$GH/_work/_tool.old"
+	ln -s "$HOME/.ssh" "$GH/_work/_tool"
+	run --separate-stderr gh_hook prepare_job "$(gh_container "$IMAGE")"
+	assert_equal "$status" 1
+	[[ $stderr == "enter-devroot: github-hook: the runner's directory $GH/_work/_tool is $ssh, outside its work directory $(realpath "$GH/_work") (a symlink a job left there?): not mounting it" ]] ||
+		fail "$stderr"
+	rm "$GH/_work/_tool"
+	mv "$GH/_work/_tool.old" "$GH/_work/_tool"
+	run --separate-stderr "$EDR_BIN" github-hook --allow-volume "$W/none" <<<'{}'
+	assert_equal "$status" 1
+	[[ $stderr == "enter-devroot: github-hook: --allow-volume '$W/none': No such file or directory" ]] || fail "$stderr"
+	# A prepare_job that fails once the root and the anonymous volume's directory are made
+	# (its response cannot be written) removes both.
+	GH_RESPONSE=$W/missing/response.json gh_hook prepare_job "$(gh_container "$IMAGE" /anon)" 2>"$W/prepare.err" &&
+		fail "prepare_job succeeded"
+	grep -q "cannot write the response to $W/missing/response.json" "$W/prepare.err" ||
+		fail "$(cat "$W/prepare.err")"
+	grep -q "creating devroot github-" "$W/prepare.err"
+	run "$EDR_BIN" list
+	refute_output --partial github-
+	run find "$XDG_DATA_HOME/enter-devroot" -path '*github-hook/*'
+	assert_output ""
 }
 
 @test "ci drivers on an Alpine-like root (busybox sh, no bash): a GitLab job runs end to end; github-hook's prepare_job answers isAlpine true" {
@@ -288,27 +403,70 @@ print(r["isAlpine"], r["state"]["root"])' "$GH/response-prepare_job.json"
 	[[ ! -e $(root_of "$name") ]]
 }
 
-@test "github-hook: run_container_step runs in a throwaway root of its image; a Dockerfile action and services are refused in one line" {
+@test "github-hook: run_container_step runs in a throwaway root of its image, as root, with the action's args as it wrote them, CI and GITHUB_ACTIONS, its variables on no command line; a workspace replaced by a symlink, a Dockerfile action and services are refused in one line" {
 	layout_plays_no_part "a throwaway root of run --ephemeral, whose layout is its own"
 	gh_dirs
-	run gh_hook run_container_step "{\"image\": \"$IMAGE\", \"entryPoint\": \"sh\",
-		\"entryPointArgs\": [\"-c\", \"echo container-step in \$PWD; exit 6\"], \"workingDirectory\": \"/github/workspace\",
-		\"environmentVariables\": {}, \"systemMountVolumes\": [{\"sourceVolumePath\": \"$GH/_work/repo/repo\",
-		\"targetVolumePath\": \"/github/workspace\", \"readOnly\": false}], \"userMountVolumes\": []}"
-	assert_equal "$status" 6
-	assert_output --partial 'container-step in /github/workspace'
+	gh_hook prepare_job "$(gh_container "$IMAGE")" 2>"$W/prepare.err" || fail "$(cat "$W/prepare.err")"
+	local secret=s3cret-$RANDOM$RANDOM s=0 script
+	script="$(gh_step_wait /github/runner_temp)
+for a; do echo \"[\$a]\"; done
+echo \"as \$(id -u) in \$PWD: CI=\$CI GITHUB_ACTIONS=\$GITHUB_ACTIONS \$SECRET_TOKEN\"
+exit 6"
+	gh_hook_watch run_container_step "$(gh_container_step "$IMAGE" sh "{\"SECRET_TOKEN\": \"$secret\"}" \
+		-c "$script" sh 'hello world' 'say "hi"' '' "it's")" || s=$?
+	assert_equal "$s" 6
+	grep -q "^enter-devroot run --ephemeral " "$GH/cmdlines" || fail "the step's run is not among the command lines read"
+	run grep -F -e "$secret" "$GH/cmdlines"
+	assert_failure
+	run cat "$GH/watch.out"
+	assert_output "$(printf '%s\n' '[hello world]' '[say "hi"]' '[]' "[it's]" \
+		"as 0 in /github/workspace: CI=true GITHUB_ACTIONS=true $secret")"
 	run "$EDR_BIN" list
 	refute_output --partial ephemeral-
+	# As the runner's user with --step-user runner.
+	GH_HOOK_ARGS=(--step-user runner)
+	run --separate-stderr gh_hook run_container_step "$(gh_container_step "$IMAGE" id '{}' -u)"
+	assert_success
+	assert_output "$(id -u)"
+	GH_HOOK_ARGS=()
+	# The job's workspace replaced by a symlink (as a step of the job container could do
+	# through /__w) is not mounted.
+	mv "$GH/_work/repo/repo" "$GH/_work/repo/repo.old"
+	ln -s "$HOME" "$GH/_work/repo/repo"
+	run --separate-stderr gh_hook run_container_step "$(gh_container_step "$IMAGE" ls '{}' /github/workspace)"
+	assert_failure
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: run_container_step: the runner's directory for /github/workspace, $(realpath "$HOME"), is not in the job's"* ]] || fail "$stderr"
 	run --separate-stderr gh_hook run_container_step '{"dockerfile": "Dockerfile", "image": null}'
 	assert_failure
 	assert_equal "${#stderr_lines[@]}" 1
 	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: run_container_step: Dockerfile actions"* ]] || fail "$stderr"
+	gh_hook cleanup_job '{}'
+	GH_STATE=
 	run --separate-stderr gh_hook prepare_job "{\"container\": {\"image\": \"$IMAGE\"}, \"services\": [{\"image\": \"redis\"}]}"
 	assert_failure
 	assert_equal "${#stderr_lines[@]}" 1
 	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: services: are not supported"* ]] || fail "$stderr"
 	run "$EDR_BIN" list
 	refute_output --partial github-
+}
+
+@test "github-hook: steps look like root (run --root) where docker's would run as root, an image with no User or root; as the runner's user for another User; --step-user root or runner decides instead" {
+	layout_plays_no_part "root emulation is run's; the image's User is in the root's metadata on either layout"
+	gh_dirs
+	oci_image "$W/user-4242" 4242
+	oci_image "$W/user-root" root:root
+	local image want args
+	for image in "oci:$W/user-4242 $(id -u) image" "oci:$W/user-root 0 image" "$IMAGE $(id -u) runner" \
+		"oci:$W/user-4242 0 root"; do
+		read -r image want args <<<"$image"
+		GH_HOOK_ARGS=(--step-user "$args")
+		gh_hook prepare_job "$(gh_container "$image")" 2>"$W/prepare.err" || fail "$(cat "$W/prepare.err")"
+		run gh_hook run_script_step '{"entryPoint": "id", "entryPointArgs": ["-u"], "environmentVariables": {}}'
+		assert_success
+		[[ $output == "$want" ]] || fail "$image with --step-user $args: id -u is $output, not $want"
+		gh_hook cleanup_job '{}'
+	done
 }
 
 @test "github-hook: bad input is one line and exit 1" {
@@ -357,7 +515,7 @@ print(r["isAlpine"], r["state"]["root"])' "$GH/response-prepare_job.json"
 	refute_output --partial github-
 }
 
-@test "examples/ci: the GitLab config.toml is valid TOML naming the driver's documented keys; the Actions hook execs github-hook" {
+@test "examples/ci: the GitLab config.toml is valid TOML naming the driver's documented keys; the Actions hook execs github-hook by its absolute path, found without the runner's PATH" {
 	layout_plays_no_part "the examples' keys and options"
 	local examples=$BATS_TEST_DIRNAME/../../examples/ci
 	run python3 -c '
@@ -376,15 +534,29 @@ print(" ".join(x["prepare_args"][2:]))' "$examples/gitlab-runner-config.toml"
 	unset CUSTOM_ENV_CI_JOB_IMAGE
 	gitlab_config
 	local args=$output
-	mkdir -p "$W/bin"
-	ln -s "$EDR_BIN" "$W/bin/enter-devroot"
-	ln -s "$(dirname "$EDR_BIN")/enter-devroot-store" "$W/bin/enter-devroot-store"
 	run --separate-stderr "$EDR_BIN" gitlab prepare ${args/template:debian-bookworm-build/$IMAGE}
 	assert_success
 	"$EDR_BIN" gitlab cleanup
-	run --separate-stderr env PATH="$W/bin:$PATH" sh "$examples/github-runner-hook.sh" <<<'{"command": "cleanup_job", "args": {}, "state": {}}'
+	# The Actions hook as the runner runs it (`bash -e HOOK`), as a service whose PATH (the
+	# runner's .path) lacks ~/.local/bin, where ./quickstart installs enter-devroot.
+	local h=$W/runner-home
+	mkdir -p "$h/.local/bin"
+	ln -s "$EDR_BIN" "$h/.local/bin/enter-devroot"
+	ln -s "$(dirname "$EDR_BIN")/enter-devroot-store" "$h/.local/bin/enter-devroot-store"
+	gh_dirs
+	run --separate-stderr env HOME="$h" PATH=/usr/bin:/bin bash -e "$examples/github-runner-hook.sh" \
+		<<<"{\"command\": \"prepare_job\", \"responseFile\": \"$W/response.json\", \"state\": null, \"args\": {\"container\": null, \"services\": []}}"
 	assert_success
-	run --separate-stderr env PATH="$W/bin:$PATH" sh "$examples/github-runner-hook.sh" <<<'{"command": 1}'
+	python3 -c 'import json, sys; assert json.load(open(sys.argv[1])) == {"state": {}, "context": {"services": []}}' \
+		"$W/response.json"
+	run --separate-stderr env HOME="$h" PATH=/usr/bin:/bin bash -e "$examples/github-runner-hook.sh" <<<'{"command": 1}'
 	assert_equal "$status" 1
 	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: "* ]] || fail "$stderr"
+	# Nowhere: one line that says what to do.
+	if [[ ! -e /usr/local/bin/enter-devroot && ! -e /usr/bin/enter-devroot ]]; then
+		run --separate-stderr env HOME="$W/nowhere" PATH=/usr/bin:/bin bash -e "$examples/github-runner-hook.sh" <<<'{}'
+		assert_equal "$status" 1
+		assert_equal "${#stderr_lines[@]}" 1
+		[[ ${stderr_lines[0]} == "enter-devroot-hook.sh: enter-devroot is in none of"*"name it in"* ]] || fail "$stderr"
+	fi
 }

@@ -47,8 +47,10 @@ teardown() { edr_teardown; }
 	gh_dirs
 	gh_hook prepare_job "$(gh_container "$IMAGE")" 2>/dev/null
 	# Variables holding or named like an option are variables: none binds the host's /.
+	# (The step's script is a file in the runner's temp directory, as the runner writes it.)
+	echo "ls /host/$OUT 2>&1 || :; cat $OUT/secret 2>&1 || :; echo \"v=\$V\"" >"$GH/_work/_temp/step.sh"
 	run --separate-stderr gh_hook run_script_step "{\"entryPoint\": \"sh\",
-		\"entryPointArgs\": [\"-c\", \"ls /host/$OUT 2>&1; cat $OUT/secret 2>&1; echo \\\"v=\$V\\\"\"],
+		\"entryPointArgs\": [\"-e\", \"/__w/_temp/step.sh\"],
 		\"environmentVariables\": {\"V\": \"--bind=/:/host\", \"X --bind\": \"/:/host\"},
 		\"workingDirectory\": \"/__w/repo/repo\"}"
 	assert_success

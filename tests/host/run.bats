@@ -159,6 +159,27 @@ teardown() { edr_teardown; }
 	assert_output x
 }
 
+@test "run: --env-fd applies NUL-ended K=V from a file descriptor, in place; a bad one is one line that shows no value" {
+	printf 'MULTI=line one\nline two\0EQ=a=b\0EMPTY=\0LATER=fd\0' >"$W/env0"
+	edr_run run dev --env LATER=flag --env-fd 3 --env EQ=flag-wins -- \
+		sh -c 'printf "[%s]\n" "$MULTI" "$EQ" "${EMPTY-unset}" "$LATER"' 3<"$W/env0"
+	assert_status 0
+	assert_equal "$output" $'[line one\nline two]\n[flag-wins]\n[]\n[fd]'
+	# The fd is closed before the command starts.
+	edr_run run dev --env-fd 3 -- sh -c 'test -e /proc/self/fd/3 && echo open || echo closed' 3<"$W/env0"
+	assert_output closed
+	printf 'OK=1\0no-equals-secret-value\0' >"$W/bad0"
+	edr_run run dev --env-fd 3 -- true 3<"$W/bad0"
+	assert_edr_error 125 "--env-fd 3: assignment 2: expected K=V"
+	[[ $stderr != *secret-value* ]] || fail "$(last_run)"
+	printf 'K=unterminated-secret' >"$W/bad0"
+	edr_run run dev --env-fd 3 -- true 3<"$W/bad0"
+	assert_edr_error 125 "not ended by a NUL byte"
+	[[ $stderr != *unterminated-secret* ]] || fail "$(last_run)"
+	edr_run run dev --env-fd x -- true
+	assert_edr_error 125 "invalid --env-fd 'x'"
+}
+
 @test "run: --env with an empty or invalid name is refused with 125" {
 	edr_run run dev --env =value -- true
 	assert_edr_error 125 =value

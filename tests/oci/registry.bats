@@ -417,14 +417,28 @@ gitlab_job_vars() { # JOB_ID IMAGE CI_REGISTRY USER PASSWORD
 	[[ $stderr == *"no credentials"* ]] || fail "$stderr"
 }
 
-@test "github-hook prepare_job: the container's registry credentials pull a private image" {
+@test "github-hook prepare_job: the container's registry credentials pull a private image, with the hook's --cacert; a container action from a plain-http registry needs --insecure-http" {
 	local response=$T/response.json
 	printf '{"command": "prepare_job", "responseFile": "%s", "state": {}, "args": {"services": [],
 	  "container": {"image": "docker://%s/private:a", "systemMountVolumes": [], "userMountVolumes": [],
 	  "registry": {"username": "%s", "password": "%s", "serverUrl": "https://%s"}}}}' \
 		"$response" "$(reg locked)" "$REG_USER" "$REG_PASS" "$(reg locked)" >"$T/in.json"
-	CURL_CA_BUNDLE=$CA run --separate-stderr "$EDR_BIN" github-hook <"$T/in.json"
+	run --separate-stderr "$EDR_BIN" github-hook <"$T/in.json"
+	assert_failure
+	run --separate-stderr "$EDR_BIN" github-hook --cacert "$CA" <"$T/in.json"
 	assert_success
+	# A container action whose image is on a plain-http registry (a local mirror).
+	image "$T/lay" <<< "{\"tag\": \"s\", \"layers\": [$BASE_LAYER]}" >/dev/null
+	static_registry "$T/lay" s ghhook/s
+	printf '{"command": "run_container_step", "responseFile": null, "state": {}, "args": {
+	  "image": "127.0.0.1:%s/ghhook/s:s", "entryPoint": "sh", "entryPointArgs": ["\\"-c\\"", "\\"echo", "from-mirror\\""],
+	  "environmentVariables": {}, "systemMountVolumes": [], "userMountVolumes": []}}' "$HTTP_PORT" >"$T/step.json"
+	run --separate-stderr "$EDR_BIN" github-hook <"$T/step.json"
+	assert_failure
+	[[ $stderr == *"cannot download https://127.0.0.1:$HTTP_PORT/"* ]] || fail "$stderr"
+	run --separate-stderr "$EDR_BIN" github-hook --insecure-http <"$T/step.json"
+	assert_success
+	assert_output from-mirror
 	local name
 	name=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["state"]["root"])' "$response")
 	edr_run run "$name" -- cat /srv/z
