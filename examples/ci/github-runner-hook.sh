@@ -2,7 +2,7 @@
 # The GitHub Actions runner's container hooks, done by enter-devroot: jobs with a
 # `container:` run in a devroot of that image, with no Docker. In the runner's directory
 # (where config.sh and run.sh are), as the runner's own (unprivileged) user:
-#   install -m 755 enter-devroot-hook.sh .          # this file
+#   install -m 755 .../examples/ci/github-runner-hook.sh enter-devroot-hook.sh  # this file
 #   echo "ACTIONS_RUNNER_CONTAINER_HOOKS=$PWD/enter-devroot-hook.sh" >> .env
 #   echo "ACTIONS_RUNNER_REQUIRE_JOB_CONTAINER=true" >> .env   # only container jobs: a job
 #                                  # without one runs on this host as the runner's user
