@@ -103,7 +103,8 @@ _enter_devroot()
 	path|doctor) opts="--help" ;;
 	gitlab)
 		[[ $cword -eq 2 ]] && { COMPREPLY=($(compgen -W "config prepare run cleanup" -- "$cur")); return; }
-		opts="--builds-dir --cache-dir --default-image --mode --cacert --insecure-http --allow-local-images" ;;
+		opts="--builds-dir --cache-dir --default-image --mode --cacert --insecure-http --allow-local-images
+			--allow-root" ;;
 	github-hook) opts="--mode --cacert --insecure-http --allow-volume --step-user --allow-local-images --help" ;;
 	help) COMPREPLY=($(compgen -W "$subcommands" -- "$cur")); return ;;
 	esac

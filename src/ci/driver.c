@@ -83,6 +83,15 @@ ci_fail (int status, const char *driver, const char *format, ...)
   ci_vfail (status, driver, format, ap);
 }
 
+void
+ci_refuse_root (int status, const char *driver, bool allowed)
+{
+  if (geteuid () != 0 || allowed)
+    return;
+  ci_fail (status, driver, "refusing to run jobs as root (euid 0): they would be root on "
+           "this host; run the runner as an unprivileged user, or pass --allow-root");
+}
+
 int
 ci_status_from_env (const char *variable, int fallback)
 {

@@ -80,6 +80,13 @@ void ci_push_layout (char ***v, const char *mode);
  * devroot (its options and the command follow). */
 void ci_push_run (char ***v, const char *name, const char *mode);
 
+/* A driver run as root (euid 0) by its engine: the packaged gitlab-runner service runs
+ * its custom executor's programs as root, and an Actions runner can be started with sudo.
+ * As root a job's devroot is a plain chroot with root's privileges, and the job is root
+ * on the host. Unless ALLOWED (the administrator's --allow-root), one line and exit
+ * STATUS. */
+void ci_refuse_root (int status, const char *driver, bool allowed);
+
 /* One line on stderr, "enter-devroot: <driver>: <message>", then exit STATUS. */
 __attribute__((noreturn, format (printf, 3, 4)))
 void ci_fail (int status, const char *driver, const char *format, ...);

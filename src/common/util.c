@@ -477,6 +477,16 @@ mkdir_p_beneath (int rootfd, const char *path)
   return 0;
 }
 
+int
+open_dir_in_root (int rootfd, const char *path)
+{
+  if (mkdir_p_beneath (rootfd, path) < 0)
+    return -1;
+  struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+  return (int) syscall (SYS_openat2, rootfd, path, &how, sizeof how);
+}
+
 /* The fallback walks /proc/self/fd; without /proc (or with an old kernel and no /proc)
  * it closes a bounded range, which is all that can be done. */
 void

@@ -113,6 +113,9 @@ int mkdir_p (const char *path, mode_t mode);
  * absolute one) resolves inside the root, as it will in the chroot: an image's WorkingDir,
  * as docker and podman make it. 0, or -1 with errno. */
 int mkdir_p_beneath (int rootfd, const char *path);
+/* mkdir_p_beneath, then the directory PATH opened (O_PATH | O_DIRECTORY), resolved the same
+ * way: where a file goes into a root from outside it. -1 with errno. */
+int open_dir_in_root (int rootfd, const char *path);
 
 /* Close every fd >= lowfd (close_range with a /proc/self/fd fallback). */
 void close_fds_from (int lowfd);

@@ -17,33 +17,38 @@ setup() {
 }
 teardown() { guest_teardown; }
 
-@test "ci-engines: a GitLab job in chroot mode: stages share the root, its builds directory is inside, exit codes, cleanup" {
+@test "ci-engines: a GitLab job in chroot mode: stages share the root, its builds directory is inside, /dev/null for the runner's scripts, the runner's binary copied in, exit codes, cleanup" {
+	gitlab_runner_standin
 	gitlab_env 70 "$IMAGE"
-	gitlab_config
-	run gitlab_job "cat '$GL_BUILDS_DIR/project/README' && ls / > /seen-by-step" \
+	run gitlab_job "cat README && ls / > /seen-by-step && command -v gitlab-runner" \
 		'test -f /seen-by-step && echo after-saw-step'
 	assert_success
-	assert_output --partial source
-	assert_output --partial after-saw-step
+	assert_line 'source of group/project'
+	assert_line /usr/local/bin/gitlab-runner
+	assert_line after-saw-step
+	refute_output --partial 'Missing gitlab-runner'
 	run grep -v ' 0$' "$GL/stages"
 	assert_failure
-	# get_sources wrote the builds directory inside the root, at the path config gave.
-	[[ ! -e $GL_BUILDS_DIR/project/README ]] || fail "the builds directory is the host's in chroot mode"
-	[[ ! -e $(root_of gitlab-t0ken-70-0) ]]
+	# get_sources wrote the project directory inside the root, at the runner's path.
+	[[ ! -e $(gitlab_host_project_dir)/README ]] || fail "the project directory is the host's in chroot mode"
+	[[ ! -e $(root_of gitlab-70) ]]
 	gitlab_env 71 "$IMAGE"
 	gitlab_config
 	run --separate-stderr "$EDR_BIN" gitlab prepare --allow-local-images
 	assert_success
 	[[ $stderr == *"(mode chroot)"* ]] || fail "$stderr"
+	# Every stage of runner >= 19.1 reads `< /dev/null` (gitlab_script): a regular-file
+	# stand-in where the image has no /dev/null.
+	[[ -e $(root_of gitlab-71)/dev/null ]]
 	run gitlab_stage get_sources "mkdir -p '$GL_BUILDS_DIR/p' && echo src > '$GL_BUILDS_DIR/p/f'"
 	assert_success
-	[[ $(cat "$(root_of gitlab-t0ken-71-0)$GL_BUILDS_DIR/p/f") == src ]]
-	run gitlab_stage step_script "cat '$GL_BUILDS_DIR/p/f'; exit 125"
+	[[ $(cat "$(root_of gitlab-71)$GL_BUILDS_DIR/p/f") == src ]]
+	run gitlab_stage build_script "cat '$GL_BUILDS_DIR/p/f'; exit 125"
 	assert_equal "$status" "$GL_BUILD_FAILURE"
 	assert_output src
 	assert_equal "$(cat "$BUILD_EXIT_CODE_FILE")" 125
 	"$EDR_BIN" gitlab cleanup
-	[[ ! -e $(root_of gitlab-t0ken-71-0) ]]
+	[[ ! -e $(root_of gitlab-71) ]]
 }
 
 # gh_chroot_job: prepare_job of a job container in chroot mode; NAME is its root.

@@ -2,12 +2,14 @@
 # since neither gitlab-runner nor the Actions runner is packaged in Debian. Load after
 # common.bash.
 #
-# GitLab Runner, custom executor (docs/executors/custom.md): config_exec, whose JSON gives
-# builds_dir and job_env; prepare_exec; run_exec SCRIPT STAGE for each sub-stage in the
-# documented order; cleanup_exec. Job variables are passed prefixed with CUSTOM_ENV_, the
+# GitLab Runner, custom executor (executors/custom, docs/executors/custom.md): config_exec,
+# whose JSON gives builds_dir, builds_dir_is_shared and job_env; prepare_exec; run_exec
+# SCRIPT STAGE for each stage in the runner's order and with its names; cleanup_exec. The
+# job response in JOB_RESPONSE_FILE, job variables prefixed with CUSTOM_ENV_, the
 # exit-status conventions in BUILD_FAILURE_EXIT_CODE, SYSTEM_FAILURE_EXIT_CODE and
-# BUILD_EXIT_CODE_FILE, job_env to every stage after config. A stage's script is written to
-# a file of the runner's (here: $GL/scripts), never inside the devroot.
+# BUILD_EXIT_CODE_FILE, job_env to every action after config. A stage's script is the one
+# the runner generates (gitlab_script), written to a file of the runner's (here:
+# $GL/scripts), never inside the devroot.
 
 GL_BUILD_FAILURE=41
 GL_SYSTEM_FAILURE=42
@@ -57,33 +59,104 @@ alpine_image() {
 		echo "$W/alpine.tar"
 }
 
-# gitlab_env JOB_ID IMAGE [SLOT]: the variables a runner passes for one job.
+# gitlab_env JOB_ID IMAGE [SLOT] [PROJECT]: what a runner gives its driver for one job of
+# PROJECT (default group/project) in the project's concurrency slot SLOT (default 0): the
+# job response as GitLab sends it in $JOB_RESPONSE_FILE (its id, the project's repo_url and
+# project_id, image.name, and image.entrypoint from $GL_ENTRYPOINT, JSON, when set), the
+# predefined variables as CUSTOM_ENV_ (common/build.go GetAllVariables), the exit-status
+# conventions. A job's own variables come after those (GL_JOB_VARIABLES, see gitlab_config).
 gitlab_env() {
 	GL=$W/runner-$1
+	GL_JOB_ID=$1 GL_SLOT=${3:-0} GL_PROJECT=${4:-group/project}
+	GL_JOB_VARIABLES=()
 	mkdir -p "$GL/scripts"
-	export CUSTOM_ENV_CI_JOB_ID=$1 CUSTOM_ENV_CI_JOB_IMAGE=$2 CUSTOM_ENV_CI_CONCURRENT_ID=${3:-0}
-	export CUSTOM_ENV_CI_RUNNER_SHORT_TOKEN=t0ken
+	export JOB_RESPONSE_FILE=$GL/response.json
+	python3 -c '
+import json, sys
+job, image, project, entrypoint = sys.argv[1:5]
+r = {"id": int(job), "token": "job-token-" + job,
+     "job_info": {"name": "test", "stage": "test", "project_id": 4000 + len(project),
+                  "project_full_path": project},
+     "git_info": {"repo_url": "https://gitlab-ci-token:job-token-%s@gitlab.example.com/%s.git"
+                  % (job, project), "ref": "main", "sha": "0" * 40},
+     "image": {"name": image}, "variables": [], "steps": []}
+if entrypoint:
+    r["image"]["entrypoint"] = json.loads(entrypoint)
+json.dump(r, sys.stdout)' "$1" "$2" "$GL_PROJECT" "${GL_ENTRYPOINT:-}" >"$JOB_RESPONSE_FILE"
+	export CUSTOM_ENV_CI_JOB_ID=$1 CUSTOM_ENV_CI_JOB_IMAGE=$2
+	export CUSTOM_ENV_CI_CONCURRENT_ID=$GL_SLOT CUSTOM_ENV_CI_CONCURRENT_PROJECT_ID=$GL_SLOT
+	export CUSTOM_ENV_CI_RUNNER_SHORT_TOKEN=t0ken CUSTOM_ENV_CI_PROJECT_PATH=$GL_PROJECT
+	unset CUSTOM_ENV_CI_BUILDS_DIR CUSTOM_ENV_CI_PROJECT_DIR
 	export BUILD_FAILURE_EXIT_CODE=$GL_BUILD_FAILURE SYSTEM_FAILURE_EXIT_CODE=$GL_SYSTEM_FAILURE
 	export BUILD_EXIT_CODE_FILE=$GL/exit-code
 	rm -f "$BUILD_EXIT_CODE_FILE"
 }
 
-# gitlab_config [ARGS...]: config_exec; exports its job_env and sets GL_BUILDS_DIR.
+# gitlab_config [ARGS...]: config_exec; exports its job_env, sets GL_BUILDS_DIR and
+# GL_CACHE_DIR, and then what the runner computes from its answer (build.go StartBuild):
+# the project directory, BUILDS/RUNNER/SLOT/PROJECT when builds_dir_is_shared, else
+# BUILDS/PROJECT (GL_PROJECT_DIR, CUSTOM_ENV_CI_PROJECT_DIR), and the cache directory
+# CACHE/PROJECT (GL_PROJECT_CACHE). Then the job's own variables, GL_JOB_VARIABLES
+# ("KEY=VALUE"...), which the runner puts after its own: the last value wins.
 gitlab_config() {
-	local json
+	local json kv
 	json=$("$EDR_BIN" gitlab config "$@") || return
 	printf '%s\n' "$json" >"$GL/config.json"
 	eval "$(python3 -c '
-import json, shlex, sys
+import json, posixpath, shlex, sys
 d = json.load(open(sys.argv[1]))
+token, slot, project = sys.argv[2:5]
 for k, v in d.get("job_env", {}).items():
     print("export %s=%s" % (k, shlex.quote(v)))
+unique = posixpath.join(token, slot, project) if d["builds_dir_is_shared"] else project
 print("GL_BUILDS_DIR=%s" % shlex.quote(d["builds_dir"]))
-print("GL_CACHE_DIR=%s" % shlex.quote(d["cache_dir"]))' "$GL/config.json")"
+print("GL_CACHE_DIR=%s" % shlex.quote(d["cache_dir"]))
+print("GL_PROJECT_DIR=%s" % shlex.quote(posixpath.join(d["builds_dir"], unique)))
+print("GL_PROJECT_CACHE=%s" % shlex.quote(posixpath.join(d["cache_dir"], project)))' \
+		"$GL/config.json" t0ken "$GL_SLOT" "$GL_PROJECT")"
+	export CUSTOM_ENV_CI_BUILDS_DIR=$GL_BUILDS_DIR CUSTOM_ENV_CI_PROJECT_DIR=$GL_PROJECT_DIR
+	for kv in "${GL_JOB_VARIABLES[@]}"; do
+		export "CUSTOM_ENV_$kv"
+	done
 }
 
-# gitlab_stage STAGE TEXT: run_exec with a script holding TEXT; its status in $?.
+# gitlab_script TEXT: the script gitlab-runner >= 19.1 generates for a stage whose
+# commands are TEXT (shells/bash.go BashWriter.Finish, helpers/shell_escape.go): the
+# commands quoted with $'...' and eval'ed in a subshell whose standard input is /dev/null.
+gitlab_script() {
+	python3 -c '
+import sys
+lit = set(b",-./0123456789@ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+quo = set(b" !\"#$%&()*+:;<=>?[]^`{|}~")
+esc = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r",
+       39: "\\\x27", 92: "\\\\"}
+def shell_escape(s):
+    out, quoted = [], False
+    for c in s.encode():
+        if c in lit:
+            out.append(chr(c))
+        else:
+            quoted = True
+            out.append(chr(c) if c in quo else esc.get(c, "\\x%02x" % c))
+    return "$\x27" + "".join(out) + "\x27" if quoted or not s else "".join(out)
+term = "trap \x27exit 1\x27 TERM"
+sys.stdout.write("#!/usr/bin/env bash\n\n" + term + "\n\n"
+                 + "case \"$(set -o)\" in *\"pipefail\"*) set -o pipefail;; esac; set -o errexit\n"
+                 + "set +o noclobber\n"
+                 + "(" + term + "; eval " + shell_escape(sys.argv[1] + "\n") + ") < /dev/null\n"
+                 + "exit 0\n")' "$1"
+}
+
+# gitlab_stage STAGE TEXT: run_exec with the runner's script for TEXT; its status in $?.
 gitlab_stage() {
+	local script=$GL/scripts/$1
+	gitlab_script "$2" >"$script"
+	"$EDR_BIN" gitlab run "$script" "$1"
+}
+
+# gitlab_stage_raw STAGE TEXT: run_exec with TEXT itself as the script (what runners
+# before 19.1 left on the shell's standard input is the driver's to close).
+gitlab_stage_raw() {
 	local script=$GL/scripts/$1
 	printf '%s\n' "$2" >"$script"
 	"$EDR_BIN" gitlab run "$script" "$1"
@@ -91,17 +164,61 @@ gitlab_stage() {
 
 # gitlab_root: the name of the devroot the driver makes for the job of gitlab_env.
 gitlab_root() {
-	echo "gitlab-$CUSTOM_ENV_CI_RUNNER_SHORT_TOKEN-$CUSTOM_ENV_CI_JOB_ID-$CUSTOM_ENV_CI_CONCURRENT_ID"
+	echo "gitlab-$GL_JOB_ID"
+}
+
+# gitlab_host_project_dir: where the job's project directory is on this host (the man page,
+# CI ENGINES): BUILDS/RUNNER/SLOT/NAME/BASENAME, NAME the project's path with '/' as %2F.
+gitlab_host_project_dir() {
+	echo "$GL_BUILDS_DIR/t0ken/$GL_SLOT/${GL_PROJECT//\//%2F}/${GL_PROJECT##*/}"
+}
+
+# gitlab_runner_standin: a stand-in for the runner's own binary first on PATH, as the
+# packaged runner's /usr/bin/gitlab-runner is on its service's: `--version` answers, the
+# cache archiver writes its --file (a line saying who made it) and the extractor prints
+# it, the artifacts uploader says so. What it prints shows that it ran inside the job.
+gitlab_runner_standin() {
+	mkdir -p "$W/runner-bin"
+	cat >"$W/runner-bin/gitlab-runner" <<-'EOF'
+		#!/bin/sh
+		cmd=$1
+		shift
+		while [ $# -gt 0 ]; do
+			[ "$1" = --file ] && file=$2
+			shift
+		done
+		case $cmd in
+		--version) echo "Version: 19.3.0 (stand-in)" ;;
+		cache-archiver) mkdir -p "$(dirname "$file")" && echo "cache.zip of the runner's binary" >"$file" ;;
+		cache-extractor) if [ -f "$file" ]; then echo "restored: $(cat "$file")"; else echo "no cache yet"; fi ;;
+		artifacts-uploader) echo "artifacts uploaded by the runner's binary" ;;
+		*) exit 1 ;;
+		esac
+	EOF
+	chmod 755 "$W/runner-bin/gitlab-runner"
+	export PATH=$W/runner-bin:$PATH
+}
+
+# gitlab_guard COMMAND ACTION: COMMAND behind the runner's guard (shells/abstract.go
+# guardRunnerCommand): without gitlab-runner inside, ACTION is skipped with a warning and
+# the stage succeeds.
+gitlab_guard() {
+	printf 'if gitlab-runner --version >/dev/null 2>&1 ; then\n  %s\nelse\n  echo "Missing gitlab-runner. %s is disabled."\nfi' "$1" "$2"
 }
 
 # gitlab_job SCRIPT_TEXT [AFTER_TEXT]: a whole job as the runner runs it, each stage's
-# status appended to $GL/stages ("STAGE STATUS"): the preparing and fetching stages, the
-# user's script (build_script, the name the runner passes for it), after_script, the
-# caching and artifact stages of the outcome, cleanup. The layout of the root prepare made
-# goes to $GL/layout. Returns the job's outcome: 0, the build failure or the system failure
-# status.
+# status appended to $GL/stages ("STAGE STATUS"), each stage's script the runner's
+# (gitlab_script): the preparing stage, get_sources (GL_GIT_STRATEGY: fetch, the default,
+# keeps the checkout's .git and runs its post-checkout hook as `git checkout` would, then
+# cleans everything else as `git clean -ffdx`; clone removes the project directory first,
+# `rm -r -f` as the runner's RmDir), restore_cache, download_artifacts, the user's script
+# (build_script, the name the runner passes for it) in the project directory, after_script,
+# the caching and artifact stages of the outcome (the cache and artifact commands behind
+# the runner's `gitlab-runner --version` guard, shells/abstract.go guardRunnerCommand),
+# cleanup_file_variables, cleanup. The layout of the root prepare made goes to $GL/layout.
+# Returns the job's outcome: 0, the build failure or the system failure status.
 gitlab_job() {
-	local outcome=0 s stage
+	local outcome=0 s stage cd cache_file
 	gitlab_config || return "$GL_SYSTEM_FAILURE"
 	"$EDR_BIN" gitlab prepare --allow-local-images
 	s=$?
@@ -111,11 +228,27 @@ gitlab_job() {
 		"$EDR_BIN" gitlab cleanup
 		return "$s"
 	fi
+	cd="cd '$GL_PROJECT_DIR'"
+	cache_file=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
+		"$GL_PROJECT_CACHE/default/cache.zip" "$GL_PROJECT_DIR")
+	local get_sources="mkdir -p '$GL_PROJECT_DIR' '$GL_PROJECT_DIR.tmp' && $cd
+if [ -d .git ]; then echo Fetching changes; else mkdir .git; echo Initialized empty Git repository; fi
+if [ -x .git/hooks/post-checkout ]; then .git/hooks/post-checkout; fi
+find . -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +
+echo 'source of $GL_PROJECT' > README"
+	if [[ ${GL_GIT_STRATEGY:-fetch} == clone ]]; then
+		get_sources="if [ -d '$GL_PROJECT_DIR' ]; then chmod -R u+rwX '$GL_PROJECT_DIR'; fi
+rm -r -f '$GL_PROJECT_DIR'
+$get_sources"
+	fi
 	for stage in prepare_script get_sources restore_cache download_artifacts build_script; do
 		case $stage in
-		build_script) gitlab_stage "$stage" "$1" ;;
-		get_sources) gitlab_stage "$stage" "mkdir -p '$GL_BUILDS_DIR/project' && echo source > '$GL_BUILDS_DIR/project/README'" ;;
-		*) gitlab_stage "$stage" ': runner stage' ;;
+		get_sources) gitlab_stage "$stage" "$get_sources" ;;
+		restore_cache) gitlab_stage "$stage" "$cd
+$(gitlab_guard "gitlab-runner cache-extractor --file $cache_file --timeout 10" 'Extracting cache')" ;;
+		build_script) gitlab_stage "$stage" "$cd
+$1" ;;
+		*) gitlab_stage "$stage" 'echo "Running on $(hostname)..."' ;;
 		esac
 		s=$?
 		echo "$stage $s" >>"$GL/stages"
@@ -125,20 +258,20 @@ gitlab_job() {
 		fi
 	done
 	if [[ $outcome -ne $GL_SYSTEM_FAILURE ]]; then
-		gitlab_stage after_script "${2:-:}"
+		gitlab_stage after_script "$cd
+${2:-:}"
 		echo "after_script $?" >>"$GL/stages"
-		if [[ $outcome -eq 0 ]]; then
-			for stage in archive_cache upload_artifacts_on_success; do
-				gitlab_stage "$stage" ': runner stage'
-				echo "$stage $?" >>"$GL/stages"
-			done
-		else
-			for stage in archive_cache_on_failure upload_artifacts_on_failure; do
-				gitlab_stage "$stage" ': runner stage'
-				echo "$stage $?" >>"$GL/stages"
-			done
+		local archive=archive_cache upload=upload_artifacts_on_success
+		if [[ $outcome -ne 0 ]]; then
+			archive=archive_cache_on_failure upload=upload_artifacts_on_failure
 		fi
-		gitlab_stage cleanup_file_variables ': runner stage'
+		gitlab_stage "$archive" "$cd
+$(gitlab_guard "gitlab-runner cache-archiver --file $cache_file --timeout 10 --path vendor" 'Creating cache')"
+		echo "$archive $?" >>"$GL/stages"
+		gitlab_stage "$upload" "$cd
+$(gitlab_guard "gitlab-runner artifacts-uploader --url https://gitlab.example.com --id $GL_JOB_ID" 'Uploading artifacts')"
+		echo "$upload $?" >>"$GL/stages"
+		gitlab_stage cleanup_file_variables "rm -f '$GL_PROJECT_DIR.tmp/CI_SERVER_TLS_CA_FILE'"
 		echo "cleanup_file_variables $?" >>"$GL/stages"
 	fi
 	"$EDR_BIN" gitlab cleanup
@@ -254,12 +387,14 @@ s = "".join(" \"%s\"" % a.replace("\"", "\\\"") if a else " \"\"" for a in sys.a
 print(json.dumps([p.strip() for p in s.split(" ") if p.strip()]))' "$@"
 }
 
-# oci_image DIR USER: an OCI layout at DIR of the template's files whose config names USER
-# (docker's USER; "" for none).
+# oci_image DIR USER [CONFIG_JSON]: an OCI layout at DIR of the template's files whose
+# config names USER (docker's USER; "" for none) and holds CONFIG_JSON's keys (an object:
+# {"Entrypoint": [...]}).
 oci_image() {
-	python3 - "$1" "$2" "$EDR_TEMPLATE" <<-'EOF'
+	python3 - "$1" "$2" "$EDR_TEMPLATE" "${3:-{\}}" <<-'EOF'
 	import gzip, hashlib, json, os, sys
 	out, user, template = sys.argv[1], sys.argv[2], sys.argv[3]
+	extra = json.loads(sys.argv[4])
 	os.makedirs(os.path.join(out, "blobs", "sha256"))
 	def blob(data):
 	    d = hashlib.sha256(data).hexdigest()
@@ -268,7 +403,7 @@ oci_image() {
 	layer = open(template, "rb").read()
 	import platform
 	arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
-	config = {"architecture": arch, "os": "linux", "config": {"User": user} if user else {},
+	config = {"architecture": arch, "os": "linux", "config": dict({"User": user} if user else {}, **extra),
 	          "rootfs": {"type": "layers",
 	                     "diff_ids": ["sha256:" + hashlib.sha256(gzip.decompress(layer)).hexdigest()]}}
 	manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",

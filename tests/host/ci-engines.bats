@@ -17,49 +17,63 @@ teardown() { edr_teardown; }
 
 # ---- GitLab Runner custom executor
 
-@test "gitlab config: prints the runner's JSON with builds_dir, cache_dir, hostname, driver and job_env" {
+@test "gitlab config: prints the runner's JSON: builds_dir, cache_dir, a shared builds directory, hostname, driver and job_env" {
 	layout_plays_no_part "config makes no root"
 	gitlab_env 1 "$IMAGE"
-	run --separate-stderr "$EDR_BIN" gitlab config --builds-dir "$W/b" --cache-dir "$W/c"
+	run --separate-stderr "$EDR_BIN" gitlab config --builds-dir "$W/b/" --cache-dir "$W//c"
 	assert_success
 	run python3 -c '
 import json, sys
 d = json.loads(sys.argv[1])
 assert d["builds_dir"] == sys.argv[2] and d["cache_dir"] == sys.argv[3], d
-assert d["builds_dir_is_shared"] is False and d["hostname"], d
+assert d["builds_dir_is_shared"] is True and d["hostname"], d
 assert d["driver"]["name"] == "enter-devroot" and d["driver"]["version"], d
-assert d["job_env"]["ENTER_DEVROOT_GITLAB_BUILDS_DIR"] == sys.argv[2], d
+assert d["job_env"] == {"ENTER_DEVROOT_GITLAB_BUILDS_DIR": sys.argv[2],
+                        "ENTER_DEVROOT_GITLAB_CACHE_DIR": sys.argv[3]}, d
 print("ok")' "$output" "$W/b" "$W/c"
 	assert_output ok
 }
 
-@test "gitlab: a job's stages share its devroot, the builds directory is the host's, cleanup removes the root" {
+@test "gitlab: a job's stages share its devroot and run the runner's own binary for caches and artifacts; its checkout and cache outlive it; cleanup removes the root" {
+	gitlab_runner_standin
 	gitlab_env 7 "$IMAGE"
-	gitlab_config
-	run gitlab_job "cat '$GL_BUILDS_DIR/project/README' && echo step-ran > '$GL_BUILDS_DIR/project/out' && echo in-root > /from-step" \
+	run gitlab_job 'cat README && echo in-root > /from-step && command -v gitlab-runner' \
 		'test -f /from-step && echo after-saw-step'
 	assert_success
-	assert_output --partial source
-	assert_output --partial after-saw-step
+	assert_line 'source of group/project'
+	assert_line /usr/local/bin/gitlab-runner
+	assert_line after-saw-step
+	assert_line 'no cache yet'
+	assert_line "artifacts uploaded by the runner's binary"
+	refute_output --partial 'Missing gitlab-runner'
 	assert_equal "$(cat "$GL/layout")" "$(driver_layout)"
-	# Every stage ran, in the documented order, and succeeded.
+	# Every stage ran, in the runner's order and with its names, and succeeded.
 	run cut -d' ' -f1 "$GL/stages"
 	assert_output "$(printf '%s\n' prepare prepare_script get_sources restore_cache download_artifacts build_script after_script archive_cache upload_artifacts_on_success cleanup_file_variables cleanup)"
 	run grep -v ' 0$' "$GL/stages"
 	assert_failure
-	# The builds directory is a host directory bound in: the job's files outlive the job.
-	[[ $(cat "$GL_BUILDS_DIR/project/out") == step-ran ]]
-	[[ ! -e $(root_of gitlab-t0ken-7-0) ]]
+	[[ ! -e $(root_of gitlab-7) ]]
 	[[ ! -e /from-step ]]
 	run "$EDR_BIN" list
 	refute_output --partial gitlab-
+	# The project's next job on this runner and slot fetches into the same checkout and
+	# restores the cache the first one archived; its root is a new one.
+	gitlab_env 8 "$IMAGE"
+	run gitlab_job 'test ! -e /from-step && echo fresh-root'
+	assert_success
+	assert_line 'Fetching changes'
+	assert_line "restored: cache.zip of the runner's binary"
+	assert_line fresh-root
 }
 
-@test "gitlab: a failing script exits BUILD_FAILURE_EXIT_CODE with its own status in BUILD_EXIT_CODE_FILE, even 125 and 127" {
+@test "gitlab: a failing script exits BUILD_FAILURE_EXIT_CODE with its own status in BUILD_EXIT_CODE_FILE, even 125 and 127; prepare says in one line when the runner's binary is not on its PATH" {
 	gitlab_env 8 "$IMAGE"
 	gitlab_config
-	"$EDR_BIN" gitlab prepare --allow-local-images
-	assert_equal "$(root_layout gitlab-t0ken-8-0)" "$(driver_layout)"
+	mkdir "$W/no-runner"
+	run env PATH="$W/no-runner" "$EDR_BIN" gitlab prepare --allow-local-images
+	assert_success
+	assert_line 'enter-devroot: gitlab: no gitlab-runner on the runner'"'"'s PATH: the job'"'"'s caches and artifacts are skipped ("Missing gitlab-runner")'
+	assert_equal "$(root_layout gitlab-8)" "$(driver_layout)"
 	run gitlab_stage build_script 'exit 0'
 	assert_success
 	for code in 3 125 127; do
@@ -85,7 +99,7 @@ print("ok")' "$output" "$W/b" "$W/c"
 	assert_line "archive_cache_on_failure 0"
 	assert_line "upload_artifacts_on_failure 0"
 	assert_line "cleanup 0"
-	[[ ! -e $(root_of gitlab-t0ken-9-0) ]]
+	[[ ! -e $(root_of gitlab-9) ]]
 }
 
 @test "gitlab: a script's commands read nothing, not the rest of the script" {
@@ -93,7 +107,8 @@ print("ok")' "$output" "$W/b" "$W/c"
 	gitlab_env 10 "$IMAGE"
 	gitlab_config
 	"$EDR_BIN" gitlab prepare --allow-local-images
-	run gitlab_stage build_script $'read line; echo "read [$line]"\necho second-line-ran'
+	# Not the runner's form, which reads from /dev/null itself since 19.1: the script as it is.
+	run gitlab_stage_raw build_script $'read line; echo "read [$line]"\necho second-line-ran'
 	assert_success
 	assert_line 'read []'
 	assert_line second-line-ran
@@ -106,20 +121,26 @@ print("ok")' "$output" "$W/b" "$W/c"
 	run --separate-stderr "$EDR_BIN" gitlab prepare --allow-local-images
 	assert_equal "$status" "$GL_SYSTEM_FAILURE"
 	[[ ${stderr_lines[-1]} == "enter-devroot: gitlab: cannot create the job's devroot from '$W/missing.tar.gz'"* ]] || fail "$stderr"
-	[[ ! -e $(root_of gitlab-t0ken-11-0) ]]
+	[[ ! -e $(root_of gitlab-11) ]]
 	# A stage of a job whose prepare never ran.
 	printf 'true\n' >"$GL/scripts/s"
 	run --separate-stderr "$EDR_BIN" gitlab run "$GL/scripts/s" build_script
 	assert_equal "$status" "$GL_SYSTEM_FAILURE"
 	assert_equal "${#stderr_lines[@]}" 1
 	assert_equal "${stderr_lines[0]:0:46}" "enter-devroot: gitlab: the job's devroot was n"
+	# No job response: nothing says who the job is.
+	run --separate-stderr env -u JOB_RESPONSE_FILE "$EDR_BIN" gitlab prepare --allow-local-images
+	assert_equal "$status" "$GL_SYSTEM_FAILURE"
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: gitlab: JOB_RESPONSE_FILE is unset"* ]] || fail "$stderr"
 	# A devroot removed behind the runner's back: the shell cannot start there.
 	gitlab_env 12 "$IMAGE"
+	gitlab_config
 	"$EDR_BIN" gitlab prepare --allow-local-images
-	"$EDR_BIN" remove gitlab-t0ken-12-0
+	"$EDR_BIN" remove gitlab-12
 	run --separate-stderr gitlab_stage build_script 'exit 3'
 	assert_equal "$status" "$GL_SYSTEM_FAILURE"
-	[[ ${stderr_lines[-1]} == "enter-devroot: gitlab: stage build_script: cannot start a shell in the job's devroot gitlab-t0ken-12-0"* ]] || fail "$stderr"
+	[[ ${stderr_lines[-1]} == "enter-devroot: gitlab: stage build_script: cannot start a shell in the job's devroot gitlab-12"* ]] || fail "$stderr"
 	[[ ! -e $BUILD_EXIT_CODE_FILE ]]
 }
 
@@ -137,7 +158,7 @@ print("ok")' "$output" "$W/b" "$W/c"
 	run --separate-stderr timeout 120 "$EDR_BIN" gitlab run "$script" build_script
 	assert_equal "$status" "$GL_SYSTEM_FAILURE"
 	assert_equal "${#stderr_lines[@]}" 1
-	[[ ${stderr_lines[0]} == "enter-devroot: gitlab: stage build_script: cannot start a shell in the job's devroot gitlab-t0ken-61-0 (enter-devroot run exited 0)" ]] || fail "$stderr"
+	[[ ${stderr_lines[0]} == "enter-devroot: gitlab: stage build_script: cannot start a shell in the job's devroot gitlab-61 (enter-devroot run exited 0)" ]] || fail "$stderr"
 	run pgrep -u "$(id -u)" -af "gitlab run $script"
 	assert_failure
 	"$EDR_BIN" gitlab cleanup
@@ -154,7 +175,7 @@ print("ok")' "$output" "$W/b" "$W/c"
 	[[ ${stderr_lines[0]} == *"names no image"*"--default-image"* ]] || fail "$stderr"
 	run --separate-stderr "$EDR_BIN" gitlab prepare --default-image "$IMAGE"
 	assert_success
-	[[ -d $(root_of gitlab-t0ken-13-0) ]]
+	[[ -d $(root_of gitlab-13) ]]
 	"$EDR_BIN" gitlab cleanup
 }
 
@@ -167,53 +188,220 @@ print("ok")' "$output" "$W/b" "$W/c"
 	assert_equal "$status" "$GL_BUILD_FAILURE"
 	assert_equal "${#stderr_lines[@]}" 1
 	[[ ${stderr_lines[0]} == "enter-devroot: gitlab: services: are not supported"*postgres* ]] || fail "$stderr"
-	[[ ! -e $(root_of gitlab-t0ken-14-0) ]]
+	[[ ! -e $(root_of gitlab-14) ]]
 }
 
-@test "gitlab: two jobs at once get two devroots and never see each other's files" {
-	layout_plays_no_part "each job's root is a root of its own on either layout"
-	gitlab_env 21 "$IMAGE" 0
+@test "gitlab: two jobs of one project at once get two devroots and two checkouts: the second one's clone leaves the first one's files alone" {
+	layout_plays_no_part "each job's root and checkout are its own on either layout"
+	export GL_GIT_STRATEGY=clone
+	# The first job waits inside its build_script, its files written, for /go in its root.
+	(
+		gitlab_env 21 "$IMAGE" 0
+		gitlab_job 'echo job21 > mine && echo job21 > /mine
+			i=0; while [ ! -e /go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+			cat mine /mine; ls'
+	) >"$W/job21.out" 2>&1 &
+	local first=$!
+	for _ in $(seq 600); do
+		grep -q '^download_artifacts 0' "$W/runner-21/stages" 2>/dev/null && break
+		sleep 0.1
+	done
+	# The second job of the project, in the next slot, from clone to cleanup.
+	gitlab_env 22 "$IMAGE" 1
+	run gitlab_job 'echo job22 > mine && echo job22 > /mine && cat mine /mine'
+	assert_success
+	assert_line job22
+	refute_line job21
+	"$EDR_BIN" run gitlab-21 -- touch /go
+	wait "$first" || fail "$(cat "$W/job21.out")"
+	run cat "$W/job21.out"
+	assert_line job21
+	refute_line job22
+	assert_line README
+	[[ ! -e $(root_of gitlab-21) && ! -e $(root_of gitlab-22) ]]
+}
+
+@test "gitlab: a job whose variables name another job's id and slot is refused, and the other job's later stages still run in its own root and image" {
+	layout_plays_no_part "the job's name comes from the job response on either layout"
+	gitlab_env 81 "$IMAGE" 2
 	gitlab_config
 	"$EDR_BIN" gitlab prepare --allow-local-images
-	(
-		gitlab_env 22 "$IMAGE" 1
-		"$EDR_BIN" gitlab prepare --allow-local-images
-		gitlab_stage build_script 'echo job22 > /mine; sleep 1; cat /mine'
-	) >"$W/job22.out" 2>&1 &
-	local other=$!
-	run gitlab_stage build_script 'echo job21 > /mine; sleep 1; cat /mine'
-	assert_success
-	assert_output job21
-	wait "$other"
-	[[ $(cat "$W/job22.out") == *job22* ]]
-	[[ $("$EDR_BIN" run gitlab-t0ken-21-0 -- cat /mine) == job21 ]]
-	[[ $("$EDR_BIN" run gitlab-t0ken-22-1 -- cat /mine) == job22 ]]
+	gitlab_stage get_sources 'echo victim > /whoami'
+	# Another job, of another image, whose variables (after the runner's: the last value
+	# wins) name the first one's id and slot.
+	local image
+	image=$(alpine_image)
+	gitlab_env 82 "$image" 0
+	GL_JOB_VARIABLES=(CI_JOB_ID=81 CI_CONCURRENT_ID=2 CI_CONCURRENT_PROJECT_ID=2)
+	gitlab_config
+	[[ $CUSTOM_ENV_CI_JOB_ID == 81 ]]
+	run --separate-stderr "$EDR_BIN" gitlab prepare --allow-local-images
+	assert_equal "$status" "$GL_SYSTEM_FAILURE"
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: gitlab: CUSTOM_ENV_CI_JOB_ID is '81' but the runner's job response is job 82: refused"* ]] || fail "$stderr"
+	run --separate-stderr gitlab_stage build_script 'rm -f /whoami'
+	assert_equal "$status" "$GL_SYSTEM_FAILURE"
+	# The runner's cleanup after the failed prepare: the job's own root, which is none.
 	"$EDR_BIN" gitlab cleanup
-	CUSTOM_ENV_CI_JOB_ID=22 CUSTOM_ENV_CI_CONCURRENT_ID=1 "$EDR_BIN" gitlab cleanup
-	[[ ! -e $(root_of gitlab-t0ken-21-0) && ! -e $(root_of gitlab-t0ken-22-1) ]]
+	[[ ! -e $(root_of gitlab-82) ]]
+	# The first job goes on in its root, of its image.
+	gitlab_env 81 "$IMAGE" 2
+	gitlab_config
+	run gitlab_stage build_script 'cat /whoami; test ! -e /etc/alpine-release && echo not-alpine'
+	assert_success
+	assert_output "victim
+not-alpine"
+	"$EDR_BIN" gitlab cleanup
+	[[ ! -e $(root_of gitlab-81) ]]
+}
+
+@test "gitlab: a job sees and writes only its own project's checkout and cache, even with its variables naming another project's directory; no hook can be planted in another's checkout" {
+	gitlab_runner_standin
+	gitlab_env 91 "$IMAGE" 0 b/y
+	gitlab_config
+	local victim=$GL_PROJECT_DIR victim_cache=$GL_PROJECT_CACHE
+	run gitlab_job 'echo built-b/y'
+	assert_success
+	local attack="find '$GL_BUILDS_DIR' '$GL_CACHE_DIR' | grep -c b/y || true
+mkdir -p '$victim/.git/hooks' '$victim_cache/default'
+printf '#!/bin/sh\necho planted-hook-ran\n' > '$victim/.git/hooks/post-checkout'
+chmod +x '$victim/.git/hooks/post-checkout'
+echo poisoned > '$victim_cache/default/cache.zip'
+echo planted"
+	# a/x's job on the same runner and slot.
+	gitlab_env 92 "$IMAGE" 0 a/x
+	gitlab_config
+	run gitlab_job "$attack"
+	assert_success
+	assert_line planted
+	assert_line 0
+	# Its variables name b/y's project directory: that is not a/x's, and nothing is bound
+	# there (a/x's checkout is its root's own, said in one line).
+	gitlab_env 93 "$IMAGE" 0 a/x
+	GL_JOB_VARIABLES=("CI_PROJECT_DIR=$victim")
+	run gitlab_job "$attack"
+	assert_success
+	assert_line "enter-devroot: gitlab: the job's project directory $victim is not $GL_BUILDS_DIR/RUNNER/SLOT/a/x: it is the job's devroot's own, gone with it"
+	assert_line 0
+	# b/y's next job: its own checkout fetched, no hook of a/x's, its own cache.
+	gitlab_env 94 "$IMAGE" 0 b/y
+	run gitlab_job 'echo built-b/y-again'
+	assert_success
+	assert_line 'Fetching changes'
+	refute_line planted-hook-ran
+	assert_line "restored: cache.zip of the runner's binary"
+	assert_line built-b/y-again
+}
+
+@test "gitlab: the stages start through the image's Entrypoint, the job's image: entrypoint: instead, or none for [\"\"], as the docker executor starts its container" {
+	oci_image "$W/lay" "" '{"Entrypoint": ["/bin/sh", "-c", "FROM_ENTRYPOINT=image; export FROM_ENTRYPOINT; exec \"$@\"", "image-ep"]}'
+	local step='echo "entrypoint: ${FROM_ENTRYPOINT:-none}"'
+	gitlab_env 101 "oci:$W/lay"
+	run gitlab_job "$step"
+	assert_success
+	assert_line 'entrypoint: image'
+	assert_equal "$(cat "$GL/layout")" "$(driver_layout)"
+	GL_ENTRYPOINT='["/bin/sh", "-c", "FROM_ENTRYPOINT=job; export FROM_ENTRYPOINT; exec \"$@\"", "job-ep"]' \
+		gitlab_env 102 "oci:$W/lay"
+	run gitlab_job "$step"
+	assert_success
+	assert_line 'entrypoint: job'
+	GL_ENTRYPOINT='[""]' gitlab_env 103 "oci:$W/lay"
+	run gitlab_job "$step"
+	assert_success
+	assert_line 'entrypoint: none'
+}
+
+@test "gitlab prepare --mode chroot: the root gets the builds and cache directories, a /dev/null stand-in where it has none, and a copy of the runner's binary, all inside it" {
+	layout_plays_no_part "chroot mode's roots are flat"
+	gitlab_runner_standin
+	gitlab_env 71 "$IMAGE"
+	gitlab_config
+	run --separate-stderr "$EDR_BIN" gitlab prepare --allow-local-images --mode chroot
+	assert_success
+	[[ $stderr == *"devroot gitlab-71 ready (mode chroot)"* ]] || fail "$stderr"
+	local root
+	root=$(root_of gitlab-71)
+	[[ -f $root/dev/null && ! -L $root/dev/null && ! -s $root/dev/null ]]
+	assert_equal "$(stat -c %a "$root/dev/null")" 666
+	cmp "$W/runner-bin/gitlab-runner" "$root/usr/local/bin/gitlab-runner"
+	[[ -d $root$GL_BUILDS_DIR && -d $root$GL_CACHE_DIR ]]
+	"$EDR_BIN" gitlab cleanup
+	[[ ! -e $root ]]
+	# An image whose /dev is a symlink out of it, and whose /dev/null is its own: what
+	# prepare makes is inside the root, and the image's /dev/null is kept.
+	mkdir -p "$W/escape" "$W/linkdir/${W#/}/escape" "$W/own/dev"
+	ln -s "$W/escape" "$W/linkdir/dev"
+	echo the-image-s-own >"$W/own/dev/null"
+	gzip -dc "$EDR_TEMPLATE" >"$W/link.tar"
+	tar --delete -f "$W/link.tar" ./dev/
+	tar -C "$W/linkdir" --owner=0 --group=0 -rf "$W/link.tar" ./dev "./${W#/}"
+	gitlab_env 72 "$W/link.tar"
+	gitlab_config
+	run --separate-stderr "$EDR_BIN" gitlab prepare --allow-local-images --mode chroot
+	assert_success
+	root=$(root_of gitlab-72)
+	[[ -L $root/dev && -f $root$W/escape/null ]]
+	[[ ! -e $W/escape/null ]]
+	"$EDR_BIN" gitlab cleanup
+	gzip -dc "$EDR_TEMPLATE" >"$W/own.tar"
+	tar -C "$W/own" --owner=0 --group=0 -rf "$W/own.tar" ./dev/null
+	gitlab_env 73 "$W/own.tar"
+	gitlab_config
+	"$EDR_BIN" gitlab prepare --allow-local-images --mode chroot
+	assert_equal "$(cat "$(root_of gitlab-73)/dev/null")" the-image-s-own
+	"$EDR_BIN" gitlab cleanup
+}
+
+@test "gitlab: run as root (the packaged runner's service) every action refuses in one line unless --allow-root; config's reaches the later actions through job_env" {
+	layout_plays_no_part "refused before any root is made"
+	unshare --user --map-root-user true 2>/dev/null || skip "no user namespace to be root in"
+	gitlab_env 110 "$IMAGE"
+	printf 'true\n' >"$GL/scripts/s"
+	local action refusal="enter-devroot: gitlab: refusing to run jobs as root (euid 0)"
+	for action in config prepare "run $GL/scripts/s build_script" cleanup; do
+		# shellcheck disable=SC2086 # the action's words
+		run --separate-stderr unshare --user --map-root-user "$EDR_BIN" gitlab $action
+		assert_equal "$status" "$GL_SYSTEM_FAILURE"
+		assert_equal "${#stderr_lines[@]}" 1
+		[[ ${stderr_lines[0]} == "$refusal"*--allow-root ]] || fail "$action: $stderr"
+	done
+	run --separate-stderr unshare --user --map-root-user "$EDR_BIN" gitlab config --allow-root
+	assert_success
+	run python3 -c 'import json, sys; print(json.loads(sys.argv[1])["job_env"]["ENTER_DEVROOT_GITLAB_ALLOW_ROOT"])' "$output"
+	assert_output 1
+	ENTER_DEVROOT_GITLAB_ALLOW_ROOT=1 run --separate-stderr unshare --user --map-root-user "$EDR_BIN" gitlab cleanup
+	assert_success
+	run --separate-stderr unshare --user --map-root-user "$EDR_BIN" gitlab cleanup --allow-root
+	assert_success
 }
 
 @test "gitlab: SIGTERM then SIGKILL to the driver's process group mid-stage leaves nothing of the job after cleanup" {
 	gitlab_env 30 "$IMAGE"
 	gitlab_config
 	"$EDR_BIN" gitlab prepare --allow-local-images
-	echo : >"$GL/scripts/first"
-	"$EDR_BIN" gitlab run "$GL/scripts/first" prepare_script
-	# The job says it started in the builds directory, the host's on either layout.
-	printf '%s\n' 'sleep 1000 &' '(trap "" TERM; exec sleep 1001) &' "echo started > '$GL_BUILDS_DIR/started'" 'sleep 1002' >"$GL/scripts/long"
+	gitlab_stage prepare_script :
+	# The job says it started in its project directory, the host's on either layout.
+	local started
+	started=$(gitlab_host_project_dir)/started
+	gitlab_script "mkdir -p '$GL_PROJECT_DIR'
+sleep 1000 &
+(trap '' TERM; exec sleep 1001) &
+echo started > '$GL_PROJECT_DIR/started'
+sleep 1002" >"$GL/scripts/long"
 	setsid "$EDR_BIN" gitlab run "$GL/scripts/long" build_script &
 	local driver=$!
-	for _ in $(seq 100); do [[ -e $GL_BUILDS_DIR/started ]] && break; sleep 0.1; done
-	[[ -e $GL_BUILDS_DIR/started ]]
+	for _ in $(seq 100); do [[ -e $started ]] && break; sleep 0.1; done
+	[[ -e $started ]]
 	# The stage's run is warm (the first stage's cold run made the mount points): a keeper
 	# holds its namespaces. Checked once the job is gone: a failure now would leave it running.
-	keeper=$(warm_pids gitlab-t0ken-30-0)
+	keeper=$(warm_pids gitlab-30)
 	kill -TERM -- "-$driver"
 	sleep 1
 	kill -KILL -- "-$driver" 2>/dev/null || true
 	wait "$driver" || true
 	"$EDR_BIN" gitlab cleanup
-	[[ ! -e $(root_of gitlab-t0ken-30-0) ]]
+	[[ ! -e $(root_of gitlab-30) ]]
 	for _ in $(seq 50); do pgrep -u "$(id -u)" -f 'sleep 100[012]' >/dev/null || break; sleep 0.1; done
 	run pgrep -u "$(id -u)" -af 'sleep 100[012]'
 	assert_failure
@@ -500,7 +688,7 @@ exit 6"
 		assert_equal "$status" "$GL_BUILD_FAILURE"
 		assert_equal "${#stderr_lines[@]}" 1
 		[[ ${stderr_lines[0]} == "enter-devroot: gitlab: image: '$image' names a file or directory on the runner's host"*--allow-local-images* ]] || fail "$stderr"
-		[[ ! -e $(root_of gitlab-t0ken-40-0) ]]
+		[[ ! -e $(root_of gitlab-40) ]]
 	done
 	# The administrator's own default image may be local.
 	unset CUSTOM_ENV_CI_JOB_IMAGE

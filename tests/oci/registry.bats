@@ -384,6 +384,8 @@ assert_cache_sound() {
 # ---- The CI drivers pull a job's image with the job's own registry credentials.
 
 gitlab_job_vars() { # JOB_ID IMAGE CI_REGISTRY USER PASSWORD
+	export JOB_RESPONSE_FILE=$T/response-$1.json
+	printf '{"id": %s, "image": {"name": "%s"}}\n' "$1" "$2" >"$JOB_RESPONSE_FILE"
 	export CUSTOM_ENV_CI_JOB_ID=$1 CUSTOM_ENV_CI_JOB_IMAGE=$2 CUSTOM_ENV_CI_REGISTRY=$3
 	export CUSTOM_ENV_CI_REGISTRY_USER=$4 CUSTOM_ENV_CI_REGISTRY_PASSWORD=$5
 	export BUILD_FAILURE_EXIT_CODE=41 SYSTEM_FAILURE_EXIT_CODE=42
@@ -394,7 +396,7 @@ gitlab_job_vars() { # JOB_ID IMAGE CI_REGISTRY USER PASSWORD
 	run --separate-stderr "$EDR_BIN" gitlab prepare --cacert "$CA"
 	assert_success
 	printf 'cat /srv/g\n' >"$T/s"
-	run "$EDR_BIN" gitlab run "$T/s" step_script
+	run "$EDR_BIN" gitlab run "$T/s" build_script
 	assert_success
 	assert_output gzip
 	"$EDR_BIN" gitlab cleanup
