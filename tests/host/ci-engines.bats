@@ -703,7 +703,7 @@ exit 6"
 	refute_output --partial github-
 }
 
-@test "examples/ci: the GitLab config.toml is valid TOML naming the driver's documented keys; the Actions hook execs github-hook by its absolute path, found without the runner's PATH" {
+@test "examples/ci: the GitLab config.toml is valid TOML naming the driver's documented keys by absolute paths, as a service's PATH needs; the Actions hook execs github-hook by its absolute path, found without the runner's PATH" {
 	layout_plays_no_part "the examples' keys and options"
 	local examples=$BATS_TEST_DIRNAME/../../examples/ci
 	run python3 -c '
@@ -712,16 +712,17 @@ c = tomllib.load(open(sys.argv[1], "rb"))["runners"][0]
 assert c["executor"] == "custom", c
 x = c["custom"]
 for action in ("config", "prepare", "run", "cleanup"):
-    assert x[action + "_exec"] == "enter-devroot", x
+    assert x[action + "_exec"] == x["config_exec"], x
     assert x[action + "_args"][:2] == ["gitlab", action], x
+assert x["config_exec"].startswith("/") and x["config_exec"].endswith("/enter-devroot"), x
 assert c["builds_dir"] and c["cache_dir"], c
 print(" ".join(x["prepare_args"][2:]))' "$examples/gitlab-runner-config.toml"
 	assert_success
+	local args=$output
 	# The example's prepare options are ones prepare takes.
 	gitlab_env 50 "$IMAGE"
 	unset CUSTOM_ENV_CI_JOB_IMAGE
 	gitlab_config
-	local args=$output
 	run --separate-stderr "$EDR_BIN" gitlab prepare ${args/template:debian-bookworm-build/$IMAGE}
 	assert_success
 	"$EDR_BIN" gitlab cleanup
