@@ -105,7 +105,7 @@ _enter_devroot()
 		[[ $cword -eq 2 ]] && { COMPREPLY=($(compgen -W "config prepare run cleanup" -- "$cur")); return; }
 		opts="--builds-dir --cache-dir --default-image --mode --cacert --insecure-http --allow-local-images
 			--allow-root" ;;
-	github-hook) opts="--mode --cacert --insecure-http --allow-volume --step-user --allow-local-images --help" ;;
+	github-hook) opts="--mode --cacert --insecure-http --allow-volume --step-user --allow-local-images --allow-root --help" ;;
 	help) COMPREPLY=($(compgen -W "$subcommands" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then

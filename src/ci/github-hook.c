@@ -1022,11 +1022,14 @@ int
 ci_github_hook (char **argv)
 {
   atexit (abandon_pending);
+  bool allow_root = false;
   for (size_t i = 0; argv[i] != NULL; i++)
     {
       const char *v;
       if (strcmp (argv[i], "--allow-local-images") == 0)
         local_images = true;
+      else if (strcmp (argv[i], "--allow-root") == 0)
+        allow_root = true;
       else if (strcmp (argv[i], "--insecure-http") == 0)
         insecure_http = true;
       else if ((v = option_value (argv, &i, "--mode")) != NULL)
@@ -1053,6 +1056,8 @@ ci_github_hook (char **argv)
       else
         fail ("unexpected argument '%s': the runner's JSON comes on standard input", argv[i]);
     }
+  /* A runner started with sudo (or as a root service) would give every job root here. */
+  ci_refuse_root (HOOK_FAILURE, DRIVER, allow_root);
   size_t len;
   cleanup_free char *text = read_fd_all (STDIN_FILENO, INPUT_MAX, &len);
   if (text == NULL)

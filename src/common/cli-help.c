@@ -264,7 +264,8 @@ static const struct command_info commands[] = {
   { "github-hook", CMD_GITHUB_HOOK, false,
     "github-hook [--mode auto|userns|chroot] [--cacert FILE]\n"
     "                       [--insecure-http] [--allow-volume DIR[:ro]]...\n"
-    "                       [--step-user image|root|runner] [--allow-local-images] < JSON",
+    "                       [--step-user image|root|runner] [--allow-local-images]\n"
+    "                       [--allow-root] < JSON",
     "The GitHub Actions runner's container hooks: prepare_job, run_script_step,\n"
     "run_container_step and cleanup_job, read as JSON on standard input. Point\n"
     "ACTIONS_RUNNER_CONTAINER_HOOKS at a .sh file that execs enter-devroot github-hook by\n"
@@ -279,6 +280,8 @@ static const struct command_info commands[] = {
     "  --step-user image|root|runner   image (default): steps look like root (run --root)\n"
     "                    where docker would run them as root; root: always; runner: never\n"
     "  --allow-local-images   let jobs name files and directories of this host as images\n"
+    "  --allow-root      run jobs even as root (euid 0): refused by default, as jobs would\n"
+    "                    be root on this host\n"
     "\n"
     "See enter-devroot(1), section CI ENGINES, \"GitHub Actions runner (container hooks)\".\n" },
   { "help", CMD_HELP, false, "help [SUBCOMMAND]", "Show help for SUBCOMMAND.\n" },

@@ -376,6 +376,18 @@ echo planted"
 	assert_success
 }
 
+@test "github-hook: run as root (a runner started with sudo) refuses in one line unless --allow-root" {
+	layout_plays_no_part "refused before any root is made"
+	unshare --user --map-root-user true 2>/dev/null || skip "no user namespace to be root in"
+	gh_dirs
+	echo '{"command": "cleanup_job", "responseFile": null, "args": {}, "state": {}}' >"$GH/in.json"
+	run --separate-stderr unshare --user --map-root-user "$EDR_BIN" github-hook <"$GH/in.json"
+	assert_equal "$status" 1
+	assert_equal "$stderr" "enter-devroot: github-hook: refusing to run jobs as root (euid 0): they would be root on this host; run the runner as an unprivileged user, or pass --allow-root"
+	run --separate-stderr unshare --user --map-root-user "$EDR_BIN" github-hook --allow-root <"$GH/in.json"
+	[[ $stderr != *"refusing to run jobs as root"* ]] || fail "--allow-root still refused: $stderr"
+}
+
 @test "gitlab: SIGTERM then SIGKILL to the driver's process group mid-stage leaves nothing of the job after cleanup" {
 	gitlab_env 30 "$IMAGE"
 	gitlab_config
