@@ -1,4 +1,4 @@
-/* libFuzzer target: the template catalogue parser (src/store/catalog.c), which reads whatever a
+/* libFuzzer target: the template catalogue parser (src/store/cache/catalog.c), which reads whatever a
  * server sends. Invariants of a successful parse: every entry has a valid name, a URL and
  * 64 lowercase hex digits, catalog_find finds each name, and printable_copy of any field
  * leaves only printable ASCII. A failed parse names a line. */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/name.h"
-#include "store/catalog.h"
+#include "store/cache/catalog.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

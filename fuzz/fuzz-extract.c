@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "store/extract.h"
-#include "store/extract-internal.h"
+#include "store/extract/extract.h"
+#include "store/extract/extract-internal.h"
 
 /* Archives small enough for a fuzzer still describe big files: cap what one unpacks. */
 #define FUZZ_MAX_UNPACKED (16 * 1024 * 1024)

@@ -1,4 +1,4 @@
-/* libFuzzer target: the readers of an OCI image's JSON documents (src/store/oci-image.c), which
+/* libFuzzer target: the readers of an OCI image's JSON documents (src/store/oci/oci-image.c), which
  * come from registries, layouts and docker save archives: anyone's. The first byte picks the
  * reader, the rest is the document:
  *
@@ -22,8 +22,8 @@
 
 #include "common/meta.h"
 #include "common/util.h"
-#include "store/oci-image.h"
-#include "store/oci-ref.h"
+#include "store/oci/oci-image.h"
+#include "store/oci/oci-ref.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -19,7 +19,7 @@ enum meta_copy
 /* What `enter`/`run` take from an OCI image's config (NULL when the root did not come from
  * one, or the config left the field out). Vectors are NULL-terminated. */
 /* Where an exported OCI-made root carries its image's config, inside the archive
- * (store/image-config.h). */
+ * (store/oci/image-config.h). */
 #define IMAGE_CONFIG_DIR ".enter-devroot"
 #define IMAGE_CONFIG_PATH IMAGE_CONFIG_DIR "/image-config.json"
 
@@ -48,7 +48,7 @@ struct meta
   char *host_copies[META_N_COPIES];
   struct meta_image image;
   /* The layers of the layer store it was made of ("sha256:HEX", the diff_ids), bottom
-   * first (store/layers.h): `cache list` names the roots using a layer, `cache clean`
+   * first (store/layers/layers.h): `cache list` names the roots using a layer, `cache clean`
    * keeps it. NULL for a root made before the layer store. */
   char **layers;
   /* "overlay": the root is an overlay of those layers and an upper of its own, mounted at
@@ -62,7 +62,7 @@ void meta_clear (struct meta *m);
  * image when that is its source, as create records an image it read (docker://, oci:,
  * docker-archive:); NULL for any other root, whatever image its metadata names (a root
  * made from an archive by an older version recorded the image its carried config claimed:
- * store/image-config.h). */
+ * store/oci/image-config.h). */
 const char *meta_base_image (const struct meta *m);
 
 /* What identifies a host file's copy in a root (host_copies): a user's edit changes the

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "store/oci-ref.h"
+#include "store/oci/oci-ref.h"
 #include "store/source.h"
 
 #define DEFAULT_TEMPLATE_FILE "minimal.tar.gz"

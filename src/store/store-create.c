@@ -20,10 +20,10 @@
 #include "common/userns.h"
 #include "common/util.h"
 #include "common/verbose.h"
-#include "store/digest.h"
-#include "store/image-config.h"
+#include "store/cache/digest.h"
+#include "store/oci/image-config.h"
 #include "store/interrupt.h"
-#include "store/layers.h"
+#include "store/layers/layers.h"
 #include "common/merged.h"
 #include "store/store-create.h"
 

@@ -5,7 +5,7 @@
 
 #include "common/meta.h"
 #include "common/paths.h"
-#include "store/extract.h"
+#include "store/extract/extract.h"
 #include "store/source.h"
 
 /* A new devroot NAME from the archive SRC: unpacked into the layer store unless a create

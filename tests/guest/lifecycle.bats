@@ -43,7 +43,7 @@ PY
 	bg_pid=$!
 	timeout 60 head -c $((6 << 20)) "$T/big.tar" >&8 || fail "the create did not read half the archive"
 	local n
-	# The extraction happens in the layer being made (src/store/layers.h: layers/.HEX.XXXXXX).
+	# The extraction happens in the layer being made (src/store/layers/layers.h: layers/.HEX.XXXXXX).
 	n=$( { find "$staging" -mindepth 1; find "${XDG_CACHE_HOME:-$HOME/.cache}/enter-devroot/layers" -mindepth 1 -path '*/layers/.*'; } 2>/dev/null | wc -l)
 	[[ $n -gt 50 ]] || fail "no sign of extraction in staging ($n entries)"
 	kill -s INT "$bg_pid"

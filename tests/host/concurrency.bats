@@ -84,7 +84,7 @@ count_entries() {
 	[[ $(count_entries) -gt 500 ]] || fail "no sign of extraction before the kill"
 	# The half-extracted tree sits in a private directory: libarchive-style path
 	# checks are raceable, so nobody else may write (or even look) there. It is the
-	# layer being made in the layer store (src/store/layers.h), in a staging directory.
+	# layer being made in the layer store (src/store/layers/layers.h), in a staging directory.
 	local staging
 	staging=$(find "$XDG_DATA_HOME" "$XDG_CACHE_HOME" -type d -name d00 -printf '%h\n' | head -1)
 	[[ -n $staging ]] || fail "cannot find the staging directory"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# export and publish (src/store/export.c, publish.c): a devroot back to a reproducible
+# export and publish (src/store/ship/export.c, publish.c): a devroot back to a reproducible
 # tarball that create --from reads, and a directory of them with a catalogue that create
 # --template reads. The whole loop with a Debian root, --root apt-get and nginx is
 # tests/rootemu/loop.bats.
@@ -323,7 +323,7 @@ two.tar.zst"
 	assert_output ""
 }
 
-# --- a root in use while it is exported (src/store/walk.c) -------------------------
+# --- a root in use while it is exported (src/store/layers/walk.c) -------------------------
 
 # export_race [WRAPPER...]: export r (through WRAPPER, if any) up to 50 times in 20 s while
 # a process inside exchanges etc/passwd and etc/group (which export reads to leave out

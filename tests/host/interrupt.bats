@@ -28,7 +28,7 @@ wait_exit() {
 }
 
 # The root's staging directory and the layer being unpacked into the layer store
-# (src/store/layers.h: layers/.HEX.XXXXXX), where the extraction happens.
+# (src/store/layers/layers.h: layers/.HEX.XXXXXX), where the extraction happens.
 staging_entries() {
 	{
 		find "$(store)/staging" -mindepth 1 2>/dev/null

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Tarballs as real tools write them (src/store/extract.c): duplicates that GNU tar and
+# Tarballs as real tools write them (src/store/extract/extract.c): duplicates that GNU tar and
 # bsdtar accept are accepted, and a refusal says how to repack.
 
 load common

@@ -197,7 +197,7 @@ need_host_files() {
 	[[ ! -e $(root_of dev)/etc/resolv.conf ]] || fail "resolv.conf was written"
 }
 
-# --- a second create copies the layer the first one unpacked (src/store/layers.h) ------
+# --- a second create copies the layer the first one unpacked (src/store/layers/layers.h) ------
 # Needs a filesystem that clones files by reference: a loop-mounted XFS made here
 # (only if xfs is already in /proc/filesystems: nothing is loaded into the kernel).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The layer store (issue 28, src/store/layers.h): every layer unpacked once into
+# The layer store (issue 28, src/store/layers/layers.h): every layer unpacked once into
 # $XDG_CACHE_HOME/enter-devroot/layers/sha256/DIFF_ID, shared by the roots of an image,
 # checked against the config's diff_ids, kept in overlay form; flat roots copied from it;
 # cache list and cache clean. An overlay root stores its layers on any filesystem (a flat

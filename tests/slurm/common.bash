@@ -169,7 +169,7 @@ assert_no_step_namespaces_left() {
 }
 
 # ---- A pull cancelled half-way (cache.bats, spank.bats, srun.bats). The cache's design
-# (src/store/cache.h): sha256/HEX is renamed in whole and verified; partial/KEY with
+# (src/store/cache/cache.h): sha256/HEX is renamed in whole and verified; partial/KEY with
 # KEY.validators is a download kept to be resumed, hashed again in whole before it is
 # renamed, so a later run never takes it for a complete file.
 

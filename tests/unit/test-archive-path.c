@@ -4,8 +4,8 @@
 #include <limits.h>
 
 #include "common/util.h"
-#include "store/extract.h"
-#include "store/walk.h"
+#include "store/extract/extract.h"
+#include "store/layers/walk.h"
 
 struct accepted
 {

@@ -3,8 +3,8 @@
 
 #include "unit.h"
 
-#include "store/catalog.h"
-#include "store/userconfig.h"
+#include "store/cache/catalog.h"
+#include "store/cache/userconfig.h"
 
 #define HEX_A "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define HEX_B "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"

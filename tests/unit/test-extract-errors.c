@@ -14,7 +14,7 @@
 
 #include "common/roots.h"
 #include "common/util.h"
-#include "store/extract-internal.h"
+#include "store/extract/extract-internal.h"
 
 struct member
 {
