@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/atomic-file.h"
 #include "common/util.h"
 #include "store/ship/archive-write.h"
 #include "store/cache/digest.h"
@@ -44,7 +45,7 @@ struct archive_out
   const char *what;
   struct staged *layers;
   size_t n;
-  char *tmp; /* the temporary file beside PATH while it is written, else NULL */
+  struct atomic_file out; /* the temporary beside PATH while it is written */
 };
 
 struct archive_out *
@@ -55,6 +56,7 @@ archive_out_open (const char *path, const char *repo_tag, const char *tmpdir, co
   a->repo_tag = repo_tag != NULL ? xstrdup (repo_tag) : NULL;
   a->tmpdir = xstrdup (tmpdir);
   a->what = what;
+  a->out.fd = -1;
   return a;
 }
 
@@ -67,6 +69,7 @@ archive_out_close (struct archive_out *a)
       close (a->layers[i].fd);
     }
   free (a->layers);
+  atomic_file_discard (&a->out);
   free (a->path);
   free (a->repo_tag);
   free (a->tmpdir);
@@ -76,8 +79,8 @@ archive_out_close (struct archive_out *a)
 void
 archive_out_abandon (struct archive_out *a)
 {
-  if (a != NULL && a->tmp != NULL)
-    unlink (a->tmp);
+  if (a != NULL)
+    atomic_file_discard (&a->out);
 }
 
 /* libarchive reading SIZE bytes of FD from OFFSET (a member of a docker save archive, a
@@ -179,12 +182,12 @@ add_entry (struct archive *w, struct archive_out *a, const char *name, int fd,
   archive_entry_set_size (e, (la_int64_t) size);
   archive_entry_set_mtime (e, 0, 0);
   if (archive_write_header (w, e) != ARCHIVE_OK)
-    die ("%s: cannot write %s: %s", a->what, a->tmp, archive_error_string (w));
+    die ("%s: cannot write %s: %s", a->what, a->out.tmp, archive_error_string (w));
   archive_entry_free (e);
   if (fd < 0)
     {
       if (archive_write_data (w, data, (size_t) size) != (la_ssize_t) size)
-        die ("%s: cannot write %s: %s", a->what, a->tmp, archive_error_string (w));
+        die ("%s: cannot write %s: %s", a->what, a->out.tmp, archive_error_string (w));
       return;
     }
   cleanup_free char *buf = xmalloc (COPY_BLOCK);
@@ -197,7 +200,7 @@ add_entry (struct archive *w, struct archive_out *a, const char *name, int fd,
       if (n <= 0)
         die ("%s: cannot read a staged layer: %s", a->what, n < 0 ? strerror (errno) : "truncated");
       if (archive_write_data (w, buf, (size_t) n) != n)
-        die ("%s: cannot write %s: %s", a->what, a->tmp, archive_error_string (w));
+        die ("%s: cannot write %s: %s", a->what, a->out.tmp, archive_error_string (w));
       off += (uint64_t) n;
     }
 }
@@ -236,19 +239,14 @@ archive_out_finish (struct archive_out *a, const char *config_digest, const char
                                       a->what);
   cleanup_free char *repositories = dump (repos, a->what);
 
-  a->tmp = xasprintf ("%s.tmp.XXXXXX", a->path);
-  int fd = mkstemp (a->tmp);
-  if (fd < 0)
-    {
-      free (a->tmp);
-      a->tmp = NULL;
-      die_with_error ("%s: cannot create a file beside %s", a->what, a->path);
-    }
+  if (atomic_file_open (&a->out, AT_FDCWD, a->path, 0644) < 0)
+    die_with_error ("%s: cannot create a file beside %s", a->what, a->path);
+  int fd = a->out.fd;
   struct archive *w = archive_write_new ();
   if (archive_write_set_format_pax_restricted (w) != ARCHIVE_OK
       || archive_write_set_bytes_in_last_block (w, 1) != ARCHIVE_OK
       || archive_write_open_fd (w, fd) != ARCHIVE_OK)
-    die ("%s: cannot write %s: %s", a->what, a->tmp, archive_error_string (w));
+    die ("%s: cannot write %s: %s", a->what, a->out.tmp, archive_error_string (w));
   for (size_t i = 0; i < a->n; i++)
     {
       bool again = false;
@@ -264,10 +262,10 @@ archive_out_finish (struct archive_out *a, const char *config_digest, const char
   if (a->repo_tag != NULL)
     add_entry (w, a, "repositories", -1, repositories, strlen (repositories));
   if (archive_write_close (w) != ARCHIVE_OK)
-    die ("%s: cannot write %s: %s", a->what, a->tmp, archive_error_string (w));
+    die ("%s: cannot write %s: %s", a->what, a->out.tmp, archive_error_string (w));
   archive_write_free (w);
-  if (fchmod (fd, 0644) < 0 || fsync (fd) < 0 || close (fd) < 0 || rename (a->tmp, a->path) < 0)
+  /* 0644 whatever the umask, as docker save writes it. */
+  if (fchmod (fd, 0644) < 0 || atomic_file_commit (&a->out, ATOMIC_FSYNC) < 0)
     die_with_error ("%s: cannot write %s", a->what, a->path);
-  free (a->tmp);
-  a->tmp = NULL;
+  atomic_file_discard (&a->out);
 }
