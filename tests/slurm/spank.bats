@@ -313,7 +313,7 @@ made in [0-9]+$'
 	chmod 755 "$T/out"
 	[[ $status -ne 0 ]] || fail "srun succeeded although the save failed
 $(last_run)"
-	[[ $stderr == *"was not saved to $T/out/saved.tar.zst"* && $stderr == *"cannot create a temporary file"* ]] || fail "no word of the failed save on srun's stderr
+	[[ $stderr == *"was not saved to $T/out/saved.tar.zst"* && $stderr == *"its directory is missing or not writable"* ]] || fail "no word of the failed save on srun's stderr
 $(last_run)"
 	[[ ! -e $T/out/saved.tar.zst ]] || fail "an archive was written"
 	[[ -z $(roots_left) ]] || fail "roots left: $(roots_left)"
