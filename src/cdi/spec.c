@@ -9,7 +9,7 @@
 
 #include "cdi/spec.h"
 #include "cdi/yaml.h"
-#include "common/cdi-edits.h"
+#include "common/cdi-name.h"
 #include "common/util.h"
 
 /* The versions read, oldest first, and what each added that a spec may use only from it on

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/cdi-edits.h"
+#include "common/cdi-name.h"
 #include "common/cli-commands.h"
 #include "common/cli.h"
 #include "common/save-target.h"
