@@ -103,8 +103,8 @@ _enter_devroot()
 	path|doctor) opts="--help" ;;
 	gitlab)
 		[[ $cword -eq 2 ]] && { COMPREPLY=($(compgen -W "config prepare run cleanup" -- "$cur")); return; }
-		opts="--builds-dir --cache-dir --default-image --mode --cacert --insecure-http --allow-local-images" ;;
-	github-hook) opts="--mode --cacert --insecure-http --allow-volume --step-user --allow-local-images --help" ;;
+		opts="--builds-dir --cache-dir --default-image --mode --cacert --insecure-http --allow-local-images --device" ;;
+	github-hook) opts="--mode --cacert --insecure-http --allow-volume --step-user --allow-local-images --device --help" ;;
 	help) COMPREPLY=($(compgen -W "$subcommands" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -5,7 +5,8 @@
  *   config    print the JSON the runner reads: builds_dir, cache_dir, builds_dir_is_shared,
  *             hostname, driver{name,version}, and job_env for the later actions;
  *   prepare   make the job's devroot from $CUSTOM_ENV_CI_JOB_IMAGE (or --default-image);
- *   run SCRIPT STAGE   feed the runner's generated script to a shell inside that devroot;
+ *   run SCRIPT STAGE   feed the runner's generated script to a shell inside that devroot
+ *             (with run_args' --device VENDOR/CLASS=NAME: the CDI devices every stage gets);
  *   cleanup   remove the devroot and whatever still runs in it (never fails the job).
  * Job variables arrive prefixed with CUSTOM_ENV_. A failing script exits with
  * $BUILD_FAILURE_EXIT_CODE (the script's own status in $BUILD_EXIT_CODE_FILE when set);
@@ -30,11 +31,14 @@
 #include "ci/ci.h"
 #include "ci/driver.h"
 #include "common/atomic-file.h"
+#include "common/cdi-name.h"
 #include "common/name.h"
 #include "common/paths.h"
 #include "common/util.h"
 
 #define DRIVER "gitlab"
+/* The most --device options one driver command takes. */
+#define GITLAB_DEVICES_MAX 64
 
 /* Exit statuses when the runner gives none (it always does; a hand run may not). */
 #define DEFAULT_BUILD_FAILURE 1
@@ -51,6 +55,8 @@ struct gitlab
   bool local_images;       /* prepare --allow-local-images: the administrator's choice */
   const char *script;      /* run: the script's path on this host */
   const char *stage;       /* run: the stage's name */
+  const char *devices[GITLAB_DEVICES_MAX + 1]; /* run --device: given to every stage */
+  size_t n_devices;
 };
 
 static int system_failure;
@@ -352,6 +358,8 @@ gitlab_run (const struct gitlab *g)
       ci_pushf (&args, "--bind=%s:%s", builds, builds);
       ci_pushf (&args, "--bind=%s:%s", cache, cache);
     }
+  for (size_t i = 0; i < g->n_devices; i++)
+    ci_pushf (&args, "--device=%s", g->devices[i]);
   ci_push (&args, "--");
   ci_push (&args, "/bin/sh");
   ci_push (&args, "-c");
@@ -398,7 +406,7 @@ static const char usage[] =
   "       enter-devroot gitlab prepare [--default-image IMAGE] [--mode auto|userns|chroot]\n"
   "                                    [--cacert FILE] [--insecure-http]\n"
   "                                    [--allow-local-images]\n"
-  "       enter-devroot gitlab run SCRIPT STAGE\n"
+  "       enter-devroot gitlab run [--device VENDOR/CLASS=NAME]... SCRIPT STAGE\n"
   "       enter-devroot gitlab cleanup\n";
 
 static bool
@@ -435,6 +443,16 @@ ci_gitlab (char **argv)
           || take_option (argv, &i, "--mode", &g.mode)
           || take_option (argv, &i, "--cacert", &g.cacert))
         continue;
+      const char *device, *why;
+      if (take_option (argv, &i, "--device", &device))
+        {
+          if (cdi_device_name_check (device, &why) < 0)
+            ci_fail (system_failure, DRIVER, "--device '%s': %s", device, why);
+          if (g.n_devices == GITLAB_DEVICES_MAX)
+            ci_fail (system_failure, DRIVER, "more than %d --device", GITLAB_DEVICES_MAX);
+          g.devices[g.n_devices++] = device;
+          continue;
+        }
       if (strcmp (argv[i], "--insecure-http") == 0)
         g.insecure_http = true;
       else if (strcmp (argv[i], "--allow-local-images") == 0)

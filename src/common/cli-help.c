@@ -263,6 +263,8 @@ static const struct command_info commands[] = {
     "  prepare --cacert FILE, --insecure-http   as for create\n"
     "  prepare --allow-local-images   let jobs name files and directories of this host\n"
     "                    (oci:, docker-archive:, /path): the runner's user's files\n"
+    "  run --device VENDOR/CLASS=NAME   a CDI device every stage gets (run --device;\n"
+    "                    repeatable): a GPU runner's, in run_args\n"
     "\n"
     "IMAGE is a Docker reference (Docker Hub by default), template:NAME, or anything\n"
     "create --from takes with its prefix (docker://, oci:, docker-archive:, https://, /path).\n"
@@ -270,7 +272,8 @@ static const struct command_info commands[] = {
   { "github-hook", CMD_GITHUB_HOOK, false,
     "github-hook [--mode auto|userns|chroot] [--cacert FILE]\n"
     "                       [--insecure-http] [--allow-volume DIR[:ro]]...\n"
-    "                       [--step-user image|root|runner] [--allow-local-images] < JSON",
+    "                       [--step-user image|root|runner] [--allow-local-images]\n"
+    "                       [--device VENDOR/CLASS=NAME]... < JSON",
     "The GitHub Actions runner's container hooks: prepare_job, run_script_step,\n"
     "run_container_step and cleanup_job, read as JSON on standard input. Point\n"
     "ACTIONS_RUNNER_CONTAINER_HOOKS at a .sh file that execs enter-devroot github-hook by\n"
@@ -285,6 +288,8 @@ static const struct command_info commands[] = {
     "  --step-user image|root|runner   image (default): steps look like root (run --root)\n"
     "                    where docker would run them as root; root: always; runner: never\n"
     "  --allow-local-images   let jobs name files and directories of this host as images\n"
+    "  --device VENDOR/CLASS=NAME   a CDI device every step gets (run --device;\n"
+    "                    repeatable): a GPU runner's\n"
     "\n"
     "See enter-devroot(1), section CI ENGINES, \"GitHub Actions runner (container hooks)\".\n" },
   { "help", CMD_HELP, false, "help [SUBCOMMAND]", "Show help for SUBCOMMAND.\n" },

@@ -82,11 +82,12 @@ print("GL_BUILDS_DIR=%s" % shlex.quote(d["builds_dir"]))
 print("GL_CACHE_DIR=%s" % shlex.quote(d["cache_dir"]))' "$GL/config.json")"
 }
 
-# gitlab_stage STAGE TEXT: run_exec with a script holding TEXT; its status in $?.
+# gitlab_stage STAGE TEXT: run_exec with a script holding TEXT (after the run_args in the
+# array GL_RUN_ARGS, when set); its status in $?.
 gitlab_stage() {
 	local script=$GL/scripts/$1
 	printf '%s\n' "$2" >"$script"
-	"$EDR_BIN" gitlab run "$script" "$1"
+	"$EDR_BIN" gitlab run ${GL_RUN_ARGS[@]+"${GL_RUN_ARGS[@]}"} "$script" "$1"
 }
 
 # gitlab_root: the name of the devroot the driver makes for the job of gitlab_env.
