@@ -62,7 +62,7 @@ _enter_devroot()
 	--allow-volume) COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
 	--step-user) COMPREPLY=($(compgen -W "image root runner" -- "$cur")); return ;;
 	--template) COMPREPLY=($(compgen -W "$(_enter_devroot_templates)" -- "$cur")); return ;;
-	--workdir|--sha256|--env|--env-fd|--index|--timeout|--max-size) return ;;
+	--workdir|--sha256|--env|--env-fd|--index|--timeout|--max-size|--device) return ;;
 	--platform) COMPREPLY=($(compgen -W "linux/amd64 linux/arm64 linux/arm/v7 linux/386 linux/ppc64le linux/s390x linux/riscv64" -- "$cur")); return ;;
 	--mode) COMPREPLY=($(compgen -W "auto chroot userns" -- "$cur")); return ;;
 	--compress) COMPREPLY=($(compgen -W "zstd gzip xz none" -- "$cur")); return ;;
@@ -80,16 +80,16 @@ _enter_devroot()
 	export) opts="--compress --quiet --help" ;;
 	publish) opts="--description --quiet --help" ;;
 	push) opts="--cacert --insecure-http --quiet --help" ;;
-	enter) opts="--workdir --env --env-fd --clear-env --mode --no-landlock --no-host-dns --root --bind --timeout --help" ;;
+	enter) opts="--workdir --env --env-fd --clear-env --mode --no-landlock --no-host-dns --root --bind --device --timeout --help" ;;
 	run)
 		opts="--workdir --env --env-fd --clear-env --mode --no-landlock --no-host-dns --root --entrypoint --bind
-		--timeout --help"
+		--device --timeout --help"
 		# The throwaway root's options, until a NAME says the root is a named one.
 		local named= ephemeral=
 		for ((i = 2; i < cword; i++)); do
 			case ${words[i]}:${words[i - 1]} in
 			--ephemeral:*) ephemeral=1 ;;
-			-*:* | *:--workdir | *:--env | *:--env-fd | *:--mode | *:--bind | *:--timeout | *:--name | *:--save | \
+			-*:* | *:--workdir | *:--env | *:--env-fd | *:--mode | *:--bind | *:--device | *:--timeout | *:--name | *:--save | \
 				*:--from | *:--template | *:--sha256 | *:--max-size | *:--index | *:--cacert | *:--platform) ;;
 			*) named=1 ;;
 			esac
@@ -104,8 +104,8 @@ _enter_devroot()
 	gitlab)
 		[[ $cword -eq 2 ]] && { COMPREPLY=($(compgen -W "config prepare run cleanup" -- "$cur")); return; }
 		opts="--builds-dir --cache-dir --default-image --mode --cacert --insecure-http --allow-local-images
-			--allow-root" ;;
-	github-hook) opts="--mode --cacert --insecure-http --allow-volume --step-user --allow-local-images --allow-root --help" ;;
+			--allow-root --device" ;;
+	github-hook) opts="--mode --cacert --insecure-http --allow-volume --step-user --allow-local-images --allow-root --device --help" ;;
 	help) COMPREPLY=($(compgen -W "$subcommands" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then

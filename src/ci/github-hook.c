@@ -45,6 +45,7 @@
 #include "ci/driver.h"
 #include "ci/shlex.h"
 #include "ci/volumes.h"
+#include "common/cdi-name.h"
 #include "common/meta.h"
 #include "common/name.h"
 #include "common/paths.h"
@@ -66,6 +67,19 @@
 static bool local_images;
 /* --mode: auto, userns or chroot. */
 static const char *hook_mode = "auto";
+/* --device VENDOR/CLASS=NAME: the CDI devices every step gets (run --device), the
+ * administrator's choice for the runner's machine (a GPU runner), never the workflow's. */
+#define HOOK_DEVICES_MAX 64
+static const char *devices[HOOK_DEVICES_MAX + 1];
+static size_t n_devices;
+
+static void
+push_devices (char ***args)
+{
+  for (size_t i = 0; i < n_devices; i++)
+    ci_pushf (args, "--device=%s", devices[i]);
+}
+
 /* --cacert FILE, --insecure-http: for the registries the images come from, as create's. */
 static const char *cacert;
 static bool insecure_http;
@@ -849,6 +863,7 @@ run_script_step (json_t *input)
     ci_push (&args, "--root");
   if (strcmp (mode, "userns") == 0)
     push_binds (&args, &vs);
+  push_devices (&args);
   /* The container's environment, docker's additions, then the step's, which win. */
   json_t *container_env = json_object_get (state, "env");
   json_t *env = json_object ();
@@ -930,6 +945,7 @@ run_container_step (json_t *input)
       ci_push (&args, "--mode=userns");
       push_binds (&args, &vs);
     }
+  push_devices (&args);
   /* GitHub documents that Docker actions run as the image's default user, root. */
   if (step_user != STEP_USER_RUNNER)
     ci_push (&args, "--root");
@@ -1053,6 +1069,15 @@ ci_github_hook (char **argv)
         }
       else if ((v = option_value (argv, &i, "--allow-volume")) != NULL)
         allow_volume (v);
+      else if ((v = option_value (argv, &i, "--device")) != NULL)
+        {
+          const char *why;
+          if (cdi_device_name_check (v, &why) < 0)
+            fail ("--device '%s': %s", v, why);
+          if (n_devices == HOOK_DEVICES_MAX)
+            fail ("more than %d --device", HOOK_DEVICES_MAX);
+          devices[n_devices++] = v;
+        }
       else
         fail ("unexpected argument '%s': the runner's JSON comes on standard input", argv[i]);
     }

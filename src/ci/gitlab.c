@@ -5,7 +5,8 @@
  *   config    print the JSON the runner reads: builds_dir, cache_dir, builds_dir_is_shared,
  *             hostname, driver{name,version}, and job_env for the later actions;
  *   prepare   make the job's devroot from $CUSTOM_ENV_CI_JOB_IMAGE (or --default-image);
- *   run SCRIPT STAGE   feed the runner's generated script to a shell inside that devroot;
+ *   run SCRIPT STAGE   feed the runner's generated script to a shell inside that devroot
+ *             (with run_args' --device VENDOR/CLASS=NAME: the CDI devices every stage gets);
  *   cleanup   remove the devroot and whatever still runs in it (never fails the job).
  * Job variables arrive prefixed with CUSTOM_ENV_, after the runner's predefined ones, so a
  * job can set any of them (CUSTOM_ENV_CI_JOB_ID included): who the job is comes from the
@@ -39,6 +40,7 @@
 #include "ci/ci.h"
 #include "ci/driver.h"
 #include "common/atomic-file.h"
+#include "common/cdi-name.h"
 #include "common/meta.h"
 #include "common/overlay.h"
 #include "common/paths.h"
@@ -46,6 +48,8 @@
 #include "common/util.h"
 
 #define DRIVER "gitlab"
+/* The most --device options one driver command takes. */
+#define GITLAB_DEVICES_MAX 64
 
 /* Exit statuses when the runner gives none (it always does; a hand run may not). */
 #define DEFAULT_BUILD_FAILURE 1
@@ -85,6 +89,8 @@ struct gitlab
   bool allow_root;         /* --allow-root, or config's in job_env */
   const char *script;      /* run: the script's path on this host */
   const char *stage;       /* run: the stage's name */
+  const char *devices[GITLAB_DEVICES_MAX + 1]; /* run --device: given to every stage */
+  size_t n_devices;
 };
 
 static int system_failure;
@@ -780,6 +786,8 @@ gitlab_run (const struct gitlab *g)
       push_binds (&args, &dirs, runner);
       job_dirs_clear (&dirs);
     }
+  for (size_t i = 0; i < g->n_devices; i++)
+    ci_pushf (&args, "--device=%s", g->devices[i]);
   /* The shell starts through the entrypoint, as the docker executor starts its build
    * container: the image's Entrypoint (run --entrypoint; none for a root of no image), the
    * job's image: entrypoint: instead, or none for [""]. It is given the shell's command
@@ -838,7 +846,7 @@ static const char usage[] =
   "       enter-devroot gitlab prepare [--default-image IMAGE] [--mode auto|userns|chroot]\n"
   "                                    [--cacert FILE] [--insecure-http]\n"
   "                                    [--allow-local-images] [--allow-root]\n"
-  "       enter-devroot gitlab run SCRIPT STAGE [--allow-root]\n"
+  "       enter-devroot gitlab run [--device VENDOR/CLASS=NAME]... SCRIPT STAGE [--allow-root]\n"
   "       enter-devroot gitlab cleanup [--allow-root]\n";
 
 static bool
@@ -875,6 +883,16 @@ ci_gitlab (char **argv)
           || take_option (argv, &i, "--mode", &g.mode)
           || take_option (argv, &i, "--cacert", &g.cacert))
         continue;
+      const char *device, *why;
+      if (take_option (argv, &i, "--device", &device))
+        {
+          if (cdi_device_name_check (device, &why) < 0)
+            ci_fail (system_failure, DRIVER, "--device '%s': %s", device, why);
+          if (g.n_devices == GITLAB_DEVICES_MAX)
+            ci_fail (system_failure, DRIVER, "more than %d --device", GITLAB_DEVICES_MAX);
+          g.devices[g.n_devices++] = device;
+          continue;
+        }
       if (strcmp (argv[i], "--insecure-http") == 0)
         g.insecure_http = true;
       else if (strcmp (argv[i], "--allow-local-images") == 0)

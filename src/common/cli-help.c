@@ -14,7 +14,8 @@
   "  --env-fd FD       --env K=V for each assignment read from the open file FD to its\n" \
   "                    end, each ended by a NUL byte (as env -0 prints): values off the\n" \
   "                    command line\n" \
-  "  --clear-env       start from an empty environment: only PATH and --env\n" \
+  "  --clear-env       start from an empty environment: only PATH, --device's\n" \
+  "                    variables and --env\n" \
   "  --mode MODE       auto (default): chroot, falling back to a user namespace when the\n" \
   "                    kernel refuses; chroot: never fall back; userns: always use one\n" \
   "  --no-landlock     no Landlock domain: processes inside may then open files outside\n" \
@@ -29,6 +30,12 @@
   "  --bind SRC:DST[:ro]  mount the host directory, file or socket SRC on DST inside the\n" \
   "                    root (userns mode only; repeatable; DST is created in the root if\n" \
   "                    missing: a directory, or an empty file for a file or a socket)\n" \
+  "  --device VENDOR/CLASS=NAME  give the CDI device NAME (nvidia.com/gpu=0; =all for\n" \
+  "                    every device of the kind): its spec, from /etc/cdi and /var/run/cdi\n" \
+  "                    ('cdi-spec-dirs = DIR:...' in the config file replaces them), binds\n" \
+  "                    the host's device nodes and libraries (read-only), sets variables\n" \
+  "                    and runs its hooks (userns mode; auto mode picks it; repeatable;\n" \
+  "                    enter-devroot(1), section CDI DEVICES)\n" \
   "  --timeout SECONDS stop the command after SECONDS: SIGTERM, then SIGKILL to every\n" \
   "                    process it started 5 seconds later; exit status 124\n" \
   "\n" \
@@ -37,7 +44,8 @@
   "PATH with the sbin directories: /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:\n" \
   "/sbin:/bin:/usr/local/games:/usr/games), HOME, USER, LOGNAME\n" \
   "and SHELL from the root's /etc/passwd, ENTER_DEVROOT_NAME and debian_chroot to the\n" \
-  "devroot's name. Nothing else of yours passes through.\n"
+  "devroot's name, then --device's variables (with --clear-env too). Nothing else of\n" \
+  "yours passes through.\n"
 
 #define IMAGE_HELP \
   "\n" \
@@ -101,7 +109,8 @@ static const struct command_info commands[] = {
     "/home/USER) when the root has those files and no entry for your uid.\n" },
   { "enter", CMD_ENTER, true, "enter NAME [--workdir DIR] [--env K=V]... [--clear-env] [--mode MODE]\n"
     "                       [--no-landlock] [--no-host-dns] [--root]\n"
-    "                       [--bind SRC:DST[:ro]]... [--timeout SECONDS]",
+    "                       [--bind SRC:DST[:ro]]... [--device VENDOR/CLASS=NAME]...\n"
+    "                       [--timeout SECONDS]",
     "Start an interactive shell inside devroot NAME: the shell the root's /etc/passwd gives\n"
     "you (when not create's /bin/sh), else your own $SHELL where the root has it, else bash,\n"
     "else /bin/sh, with a prompt naming NAME; run with -i (not as a login shell) when\n"
@@ -113,7 +122,8 @@ static const struct command_info commands[] = {
   { "run", CMD_RUN, true,
     "run NAME [--workdir DIR] [--env K=V]... [--env-fd FD] [--clear-env]\n"
     "                       [--mode MODE] [--no-landlock] [--no-host-dns] [--root]\n"
-    "                       [--entrypoint] [--bind SRC:DST[:ro]]... [--timeout SECONDS]\n"
+    "                       [--entrypoint] [--bind SRC:DST[:ro]]...\n"
+    "                       [--device VENDOR/CLASS=NAME]... [--timeout SECONDS]\n"
     "                       [-- CMD [ARG...]]\n"
     "       enter-devroot run --ephemeral [--name NAME] [--save FILE]\n"
     "                       [--template T|--from FILE|URL|IMAGE]\n"
@@ -257,6 +267,8 @@ static const struct command_info commands[] = {
     "  prepare --cacert FILE, --insecure-http   as for create\n"
     "  prepare --allow-local-images   let jobs name files and directories of this host\n"
     "                    (oci:, docker-archive:, /path): the runner's user's files\n"
+    "  run --device VENDOR/CLASS=NAME   a CDI device every stage gets (run --device;\n"
+    "                    repeatable): a GPU runner's, in run_args\n"
     "\n"
     "IMAGE is a Docker reference (Docker Hub by default), template:NAME, or anything\n"
     "create --from takes with its prefix (docker://, oci:, docker-archive:, https://, /path).\n"
@@ -265,7 +277,7 @@ static const struct command_info commands[] = {
     "github-hook [--mode auto|userns|chroot] [--cacert FILE]\n"
     "                       [--insecure-http] [--allow-volume DIR[:ro]]...\n"
     "                       [--step-user image|root|runner] [--allow-local-images]\n"
-    "                       [--allow-root] < JSON",
+    "                       [--allow-root] [--device VENDOR/CLASS=NAME]... < JSON",
     "The GitHub Actions runner's container hooks: prepare_job, run_script_step,\n"
     "run_container_step and cleanup_job, read as JSON on standard input. Point\n"
     "ACTIONS_RUNNER_CONTAINER_HOOKS at a .sh file that execs enter-devroot github-hook by\n"
@@ -282,6 +294,8 @@ static const struct command_info commands[] = {
     "  --allow-local-images   let jobs name files and directories of this host as images\n"
     "  --allow-root      run jobs even as root (euid 0): refused by default, as jobs would\n"
     "                    be root on this host\n"
+    "  --device VENDOR/CLASS=NAME   a CDI device every step gets (run --device;\n"
+    "                    repeatable): a GPU runner's\n"
     "\n"
     "See enter-devroot(1), section CI ENGINES, \"GitHub Actions runner (container hooks)\".\n" },
   { "help", CMD_HELP, false, "help [SUBCOMMAND]", "Show help for SUBCOMMAND.\n" },

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cdi-name.h"
 #include "common/cli-commands.h"
 #include "common/cli.h"
 #include "common/save-target.h"
@@ -56,6 +57,7 @@ enum option_id
   OPT_DESCRIPTION,
   OPT_FORCE,
   OPT_BIND,
+  OPT_DEVICE,
   OPT_TIMEOUT,
   OPT_EPHEMERAL,
   OPT_JOB_ROOT,
@@ -107,6 +109,7 @@ static const struct option_info options[] = {
   { "description", OPT_DESCRIPTION, true, ON (CMD_PUBLISH) },
   { "force", OPT_FORCE, false, ON (CMD_REMOVE) },
   { "bind", OPT_BIND, true, ENTERING },
+  { "device", OPT_DEVICE, true, ENTERING },
   { "timeout", OPT_TIMEOUT, true, ENTERING },
   { "ephemeral", OPT_EPHEMERAL, false, ON (CMD_RUN) },
   { "name", OPT_JOB_ROOT, true, ON (CMD_RUN) },
@@ -247,6 +250,14 @@ apply_option (struct cli *cli, const struct command_info *c, enum option_id id, 
       break;
     case OPT_FORCE: cli->force = true; break;
     case OPT_BIND: append_word (&cli->enter.binds, xstrdup (arg)); break;
+    case OPT_DEVICE:
+      {
+        const char *why;
+        if (cdi_device_name_check (arg, &why) < 0)
+          usage_error (c->name, "invalid --device '%s': %s", arg, why);
+        append_word (&cli->enter.devices, xstrdup (arg));
+        break;
+      }
     case OPT_TIMEOUT: set_timeout (cli, c, arg); break;
     case OPT_EPHEMERAL: cli->ephemeral = true; break;
     case OPT_JOB_ROOT: cli->job_root = arg; break;
@@ -493,4 +504,6 @@ cli_clear (struct cli *cli)
   cli->names = NULL;
   strv_free (cli->enter.binds);
   cli->enter.binds = NULL;
+  strv_free (cli->enter.devices);
+  cli->enter.devices = NULL;
 }

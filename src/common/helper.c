@@ -36,6 +36,12 @@ store_helper_path (void)
   return program_path (STORE_HELPER_NAME, PKGLIBEXECDIR);
 }
 
+char *
+cdi_helper_path (void)
+{
+  return program_path (CDI_HELPER_NAME, PKGLIBEXECDIR);
+}
+
 void
 block_interrupts (sigset_t *set)
 {

@@ -25,6 +25,7 @@ struct env_opts
 {
   bool clear_env;   /* start from nothing but PATH */
   char **assignments; /* --env K=V, in order; later ones win */
+  char **device_env;  /* --device's variables (K=V, src/enter/cdi.h); borrowed */
 };
 
 struct enter_opts
@@ -36,6 +37,7 @@ struct enter_opts
   bool root;            /* --root: ids read 0, chown and set*id succeed (rootemu.c) */
   struct env_opts env;
   char **binds;         /* --bind SRC:DST[:ro], in order; NULL-terminated, owned */
+  char **devices;       /* --device VENDOR/CLASS=NAME, in order; NULL-terminated, owned */
   unsigned timeout;     /* --timeout SECONDS; 0: none */
   char **argv;          /* NULL: run's image Entrypoint+Cmd (IMAGE_CMD), else the user's
                          * shell from the root's /etc/passwd */

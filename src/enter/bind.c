@@ -204,18 +204,20 @@ mount_one (const char *name, const struct bind *b)
 {
   cleanup_fd int dst = open_dst (name, b, true);
   cleanup_fd int tree = (int) syscall (SYS_open_tree, AT_FDCWD, b->src,
-                                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+                                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC
+                                       | (b->shallow ? 0 : AT_RECURSIVE));
   if (tree < 0)
     die_with_error ("cannot bind %s on %s in root '%s': open_tree", b->src, b->dst, name);
-  if (b->ro)
-    {
-      struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
-      if (syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
-                   sizeof attr) < 0)
-        die_with_error ("cannot bind %s on %s in root '%s': cannot make it read-only",
-                        b->src, b->dst, name);
-    }
-  verbose ("mount %s -> %s (bind, recursive%s)", b->src, b->dst, b->ro ? ", read-only" : "");
+  struct mount_attr attr = { .attr_set = (b->ro ? MOUNT_ATTR_RDONLY : 0) | b->attrs };
+  if (attr.attr_set != 0
+      && syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+                  sizeof attr) < 0)
+    die_with_error ("cannot bind %s on %s in root '%s': cannot make it %s", b->src, b->dst,
+                    name, b->ro ? "read-only" : "nosuid, nodev or noexec");
+  verbose ("mount %s -> %s (bind%s%s%s%s%s)", b->src, b->dst, b->shallow ? "" : ", recursive",
+           b->ro ? ", read-only" : "", b->attrs & MOUNT_ATTR_NOSUID ? ", nosuid" : "",
+           b->attrs & MOUNT_ATTR_NODEV ? ", nodev" : "",
+           b->attrs & MOUNT_ATTR_NOEXEC ? ", noexec" : "");
   if (syscall (SYS_move_mount, tree, "", dst, "",
                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     die_with_error ("cannot bind %s on %s in root '%s': move_mount", b->src, b->dst, name);

@@ -1,5 +1,5 @@
 /* --bind SRC:DST[:ro]: host directories, files and sockets mounted into a userns-mode
- * devroot. */
+ * devroot; the same walk and mount for a CDI device's nodes and mounts (cdi.h). */
 #pragma once
 
 #include <stdbool.h>
@@ -11,6 +11,8 @@ struct bind
   char *dst; /* absolute path inside the root, without "." or ".." components */
   bool ro;
   bool dir;  /* SRC is a directory (DST is made one), else DST is made an empty file */
+  unsigned long attrs; /* MOUNT_ATTR_NOSUID, _NODEV, _NOEXEC it gets too (--bind: none) */
+  bool shallow;        /* SRC's mount alone, not the mounts beneath it (--bind: false) */
 };
 
 /* Parse and check every SPECS entry (--bind values) against the host, before anything is
@@ -28,5 +30,6 @@ void bind_check_all (const char *name, const struct bind *binds, size_t n);
 /* In the job's mount namespace, working directory the root, before chroot: create the
  * missing components of each DST (directories 0755; the last an empty file 0644 when SRC
  * is not a directory), walked as above, and mount SRC there
- * (recursively; read-only with :ro, submounts included). die()s naming the --bind. */
+ * (recursively unless shallow; read-only with :ro and ATTRS, submounts included). die()s
+ * naming the --bind. */
 void bind_mount_all (const char *name, const struct bind *binds, size_t n);

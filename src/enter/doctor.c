@@ -161,6 +161,10 @@ doctor_run (void)
     : xasprintf ("%s: %s (create, templates, fetch and cache will fail)", helper,
                  strerror (errno));
   line ("create and fetch run", helper_state);
+  cleanup_free char *cdi = cdi_helper_path ();
+  cleanup_free char *cdi_state = access (cdi, X_OK) == 0 ? xstrdup (cdi)
+    : xasprintf ("%s: %s (--device will fail)", cdi, strerror (errno));
+  line ("--device runs", cdi_state);
 
   const char *auto_mode = chroot_err == 0 ? "chroot" : userns_err == 0 ? "userns" : NULL;
   line ("mode auto uses", auto_mode != NULL ? auto_mode : "nothing: no mode works here");
@@ -173,6 +177,8 @@ doctor_run (void)
         "yours as /dev/tty and /dev/console, owned by the job (job control); the root's own "
         "/dev/pts and /dev/ptmx");
   line ("--bind", userns_err == 0 ? "works (mode userns)" : "unavailable: needs mode userns");
+  line ("--device (CDI)", userns_err == 0 ? "works (mode userns; auto mode picks it)"
+                                          : "unavailable: needs mode userns");
 
   struct store_paths p;
   store_paths_from_env (&p);

@@ -75,6 +75,7 @@
 #include "common/util.h"
 #include "common/verbose.h"
 #include "enter/bind.h"
+#include "enter/cdi.h"
 #include "enter/confine.h"
 #include "enter/enter.h"
 #include "enter/env.h"
@@ -131,6 +132,7 @@ struct userns_view
   const struct enter_opts *opts;
   const struct bind *binds;
   size_t n_binds;
+  const struct cdi_view *cdi;  /* --device's edits (cdi.h), else NULL */
   uid_t uid; /* the caller's, read before the clone: inside they are unmapped until then */
   gid_t gid;
   const struct terminal *term; /* the caller's terminal, for the job's PID 1 to take */
@@ -390,7 +392,7 @@ chdir_root (const struct userns_view *v)
 
 /* In the new namespaces, the working directory the root: the identity maps, private mounts,
  * an overlay root's overlay (in its holder's namespaces, already there), /dev, /proc, the
- * host files and every --bind. */
+ * host files, every --bind, then --device's nodes, mounts and hooks (cdi.h). */
 static void
 build_userns_view (void *arg)
 {
@@ -403,12 +405,16 @@ build_userns_view (void *arg)
     mount_ephemeral_root (v);
   else if (v->overlay != NULL && !v->in_base)
     mount_overlay_root (v);
+  if (v->cdi != NULL)
+    cdi_prepare (v->name, v->cdi, v->scratch == NULL && v->overlay == NULL, v->root);
   bind_check_all (v->name, v->binds, v->n_binds);
   mount_dev (v->name, v->term);
   pidns_mount_proc (v->name);
   if (!v->opts->no_host_dns)
     hostfiles_bind (v->name);
   bind_mount_all (v->name, v->binds, v->n_binds);
+  if (v->cdi != NULL)
+    cdi_apply (v->name, v->cdi);
 }
 
 /* An overlay root's holder (stepns_root_init): new user and mount namespaces holding the
@@ -605,10 +611,26 @@ enter_devroot (const struct cli *cli)
   enum enter_mode mode = resolve_mode (opts->mode, &userns_off);
   size_t n_binds;
   struct bind *binds = bind_parse_all (opts->binds, &n_binds);
+  /* A device is given by a bind in the job's own mount namespace: auto mode makes one. */
+  if (opts->devices != NULL && mode == ENTER_MODE_CHROOT && opts->mode == ENTER_MODE_CHROOT)
+    die ("--device: chroot mode makes no mounts, so it gives no device: use --mode userns or "
+         "auto where user namespaces work");
+  if (opts->devices != NULL && mode == ENTER_MODE_CHROOT)
+    {
+      verbose ("mode userns: --device needs a mount namespace of the job's own");
+      mode = ENTER_MODE_USERNS;
+    }
   if (n_binds > 0 && mode == ENTER_MODE_CHROOT)
     die ("--bind: chroot mode makes no mounts (%s): use --mode userns where user namespaces "
          "work, or keep the files inside the root (see 'enter-devroot path')",
          opts->mode == ENTER_MODE_AUTO ? "auto mode chose it on this kernel" : "--mode chroot");
+  /* Not a local, as for root below: the job's children never return. */
+  static struct cdi_view cdi;
+  if (opts->devices != NULL)
+    {
+      cdi_resolve (opts->devices, &cdi);
+      opts_image.env.device_env = cdi.edits.env;
+    }
 
   supervise_block_signals ();
   struct ephemeral eph;
@@ -668,6 +690,7 @@ enter_devroot (const struct cli *cli)
   if (mode != ENTER_MODE_USERNS)
     term.fd = -1; /* the job stays in our process group: it owns the terminal with us */
   struct userns_view view = { .name = name, .opts = opts, .binds = binds, .n_binds = n_binds,
+                              .cdi = opts->devices != NULL ? &cdi : NULL,
                               .uid = getuid (), .gid = getgid (), .term = &term,
                               .root = root, .overlay = overlay ? &meta : NULL,
                               .scratch = direct ? root : NULL };
@@ -681,7 +704,7 @@ enter_devroot (const struct cli *cli)
   uint64_t key;
   struct warm_view warm = { .name = view.name, .root = root, .root_st = &root_st,
                             .opts = view.opts, .binds = view.binds, .n_binds = view.n_binds,
-                            .overlay = view.overlay };
+                            .cdi = view.cdi, .overlay = view.overlay };
   /* Every job, keeper and export of an overlay root sees one mount of it (two overlayfs
    * mounts of one upper corrupt each other): its holder's. A throwaway root has one user. */
   struct stepns base;
@@ -739,6 +762,7 @@ enter_devroot (const struct cli *cli)
   /* A failed --save is run's own failure when the command's was none. */
   bool save_failed = cli->ephemeral && ephemeral_remove (&eph, &end) < 0;
   bind_free (binds, n_binds);
+  cdi_view_clear (&cdi);
   free (root);
   if (save_failed && !end.timed_out && WIFEXITED (end.status) && WEXITSTATUS (end.status) == 0)
     exit (EXIT_TOOL_FAILURE);

@@ -90,6 +90,12 @@ env_build (char *const *caller_env, const struct env_opts *opts, char *const *im
         env_vec_set2 (&e, "PS1", user->prompt);
     }
 
+  /* What a --device's libraries read (NVIDIA_VISIBLE_DEVICES...): the device's, even with
+   * --clear-env, which says nothing of the host's. */
+  for (size_t i = 0; opts->device_env != NULL && opts->device_env[i] != NULL; i++)
+    if (env_check_assignment (opts->device_env[i], &why) == 0)
+      env_vec_set (&e, opts->device_env[i]);
+
   for (size_t i = 0; opts->assignments != NULL && opts->assignments[i] != NULL; i++)
     {
       if (env_check_assignment (opts->assignments[i], &why) < 0)

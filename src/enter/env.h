@@ -24,7 +24,8 @@ struct env_user
  * DEFAULT_PATH, then an OCI image's Env (IMAGE_ENV, may be NULL) is applied, then the
  * caller's variables above, HOME, USER, LOGNAME and SHELL from USER, ENTER_DEVROOT_NAME and
  * debian_chroot (which Debian's bash prompt shows, as under schroot) to the devroot's name
- * on top. With clear_env, only PATH. --env assignments are applied last. The result is a
+ * on top. With clear_env, only PATH. Then --device's variables (device_env), with clear_env
+ * too. --env assignments are applied last. The result is a
  * NULL-terminated vector (strv_free). */
 char **env_build (char *const *caller_env, const struct env_opts *opts,
                   char *const *image_env, const struct env_user *user);

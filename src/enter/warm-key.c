@@ -131,6 +131,15 @@ warm_key (const struct warm_view *view, uint64_t *key)
     h = fnv_identity (fnv_str (fnv_str (fnv_str (h, view->binds[i].src), view->binds[i].dst),
                                view->binds[i].ro ? "ro" : "rw"),
                       &l, view->binds[i].dst + 1, &missing);
+  if (view->cdi != NULL)
+    {
+      const struct cdi_view *c = view->cdi;
+      for (size_t i = 0; i < c->blob_len; i++)
+        h = (h ^ (unsigned char) c->blob[i]) * UINT64_C (1099511628211);
+      /* The nodes go on the job's own /dev; the mounts on the root's files, as binds do. */
+      for (size_t i = c->n_nodes; i < c->n_binds; i++)
+        h = fnv_identity (h, &l, c->binds[i].dst + 1, &missing);
+    }
   lookup_clear (&l);
   *key = h;
   return !missing;

@@ -10,6 +10,7 @@
 #include "common/meta.h"
 #include "common/options.h"
 #include "enter/bind.h"
+#include "enter/cdi.h"
 
 struct warm_view
 {
@@ -19,12 +20,14 @@ struct warm_view
   const struct enter_opts *opts;
   const struct bind *binds;
   size_t n_binds;
+  const struct cdi_view *cdi;  /* --device's edits, or NULL */
   const struct meta *overlay;  /* an overlay root's metadata, else NULL */
 };
 
 /* What a warm run's keeper is keyed on: everything its view is made of. The root's
  * directory by path and identity (a root made again under the same name is another), the
- * binds, --root and --no-host-dns, and the identity of every file or directory the view
+ * binds, --device's edits (every node, mount, variable and hook, as resolved now: a spec
+ * changed since gives another key), --root and --no-host-dns, and the identity of every file or directory the view
  * mounts on (a mount point deleted or replaced on the host since, e.g. an edited
  * etc/resolv.conf, is gone from the keeper's view: a new keeper makes it again). The
  * working directory is the root. False when a file the view creates to mount on (a DNS

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <slurm/slurm.h>
 
+#include "common/cdi-name.h"
 #include "spank/image-name.h"
 #include "spank/plugin.h"
 
@@ -30,6 +31,7 @@ enum option_id
   OPT_ENV,
   OPT_SAVE,
   OPT_MOUNTS,
+  OPT_DEVICE,
   OPT_ROOT,
   OPT_ENTRYPOINT,
   OPT_MOUNT_HOME,
@@ -71,6 +73,10 @@ static const struct option_row rows[] = {
   { OPT_MOUNTS, "devroot-mounts", "container-mounts", "DEVROOT_MOUNTS",
     "PYXIS_CONTAINER_MOUNTS", "SRC[:DST[:ro]],...", "bind host directories into the devroot "
     "(\\, is a comma within a path; a relative SRC is the working directory's)" },
+  /* Ours only, as devroot-batch: pyxis gives GPUs through enroot's hooks, not an option. */
+  { OPT_DEVICE, "devroot-device", "container-device", "DEVROOT_DEVICE", "PYXIS_CONTAINER_DEVICE",
+    "VENDOR/CLASS=NAME,...", "give the tasks these CDI devices (enter-devroot run --device); "
+    "the job's GPUs (--gres=gpu, --gpus) are given without it" },
   { OPT_ROOT, "devroot-root", "container-remap-root", "DEVROOT_ROOT",
     "PYXIS_CONTAINER_REMAP_ROOT", NULL,
     "look like root inside the devroot, for package managers (enter-devroot run --root)" },
@@ -271,6 +277,23 @@ set_option (enum option_id id, const char *value, const char *from)
         slot = &request.mounts;
         break;
       }
+    case OPT_DEVICE:
+      for (const char *p = value != NULL && value[0] != '\0' ? value : ","; *p != '\0';)
+        {
+          size_t len = strcspn (p, ",");
+          char device[VALUE_MAX + 1];
+          const char *why = "empty";
+          snprintf (device, sizeof device, "%.*s", (int) len, p);
+          if (len == 0 || cdi_device_name_check (device, &why) < 0)
+            {
+              slurm_error ("%s: %s '%s': '%s' is not VENDOR/CLASS=NAME: %s", PLUGIN_NAME, from,
+                           value != NULL ? value : "", device, why);
+              return -1;
+            }
+          p += len + (p[len] == ',');
+        }
+      slot = &request.devices;
+      break;
     case OPT_BATCH:
       if (value == NULL || (strcmp (value, "host") != 0 && strcmp (value, "root") != 0))
         {
@@ -441,6 +464,7 @@ option_given (enum option_id id)
     case OPT_ENV: return request.env != NULL;
     case OPT_SAVE: return request.save != NULL;
     case OPT_MOUNTS: return request.mounts != NULL;
+    case OPT_DEVICE: return request.devices != NULL;
     case OPT_ROOT:
     case OPT_ENTRYPOINT:
     case OPT_MOUNT_HOME: return (flags_given & (1u << id)) != 0;
@@ -511,7 +535,8 @@ options_to_job_env (spank_t sp)
         value = r->id == OPT_IMAGE ? request.image
                 : r->id == OPT_WORKDIR ? request.workdir
                 : r->id == OPT_ENV ? request.env
-                : r->id == OPT_SAVE ? request.save : request.mounts;
+                : r->id == OPT_SAVE ? request.save
+                : r->id == OPT_DEVICE ? request.devices : request.mounts;
       if (spank_setenv (sp, config.pyxis_compat ? r->pyxis_env : r->env, value, 1)
           != ESPANK_SUCCESS)
         {

@@ -57,6 +57,7 @@ struct devroot_request
   char *env;     /* --devroot-env: NAME,NAME,... passed into the root */
   char *save;    /* --devroot-save: FILE the root is exported to when the step ends */
   char *mounts;  /* --devroot-mounts: SRC[:DST[:ro]],... as given (mounts_parse) */
+  char *devices; /* --devroot-device: VENDOR/CLASS=NAME,... (enter-devroot run --device) */
   bool root;     /* --devroot-root: root emulation (run --root) */
   bool entrypoint; /* --devroot-entrypoint: the OCI image's Entrypoint runs the command */
   bool mount_home; /* --devroot-mount-home: the job's HOME bound at the same path, HOME there */
@@ -74,7 +75,11 @@ struct devroot_config
                         * submitted, bound at the same path; =root: where run starts */
   unsigned child_timeout; /* child_timeout=SECONDS: the longest root waits for a child it
                            * runs as the user (as_user_run) before killing it */
+  const char *gpu_kind; /* gpu_devices=VENDOR/CLASS: the CDI kind the job's GPUs (GRES) are
+                         * given as, KIND=INDEX each; NULL (gpu_devices=none): not given */
 };
+/* The CDI kind of the GPUs nvidia-ctk cdi generate writes. */
+#define GPU_KIND_DEFAULT "nvidia.com/gpu"
 #define CHILD_TIMEOUT_DEFAULT 300
 #define CHILD_TIMEOUT_MAX 86400
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <slurm/slurm.h>
 
+#include "common/cdi-name.h"
 #include "common/save-target.h"
 #include "common/util.h"
 #include "spank/plugin.h"
@@ -213,6 +214,79 @@ script_on_stdin (const char *script, char interp[SHEBANG_MAX])
   return 0;
 }
 
+static const char *
+env_value (char *const *env, const char *name)
+{
+  size_t len = strlen (name);
+  for (char *const *e = env; *e != NULL; e++)
+    if (strncmp (*e, name, len) == 0 && (*e)[len] == '=')
+      return *e + len + 1;
+  return NULL;
+}
+
+/* The job's GPUs on this node, as Slurm's gres/gpu plugin names them for the task: the
+ * step's (SLURM_STEP_GPUS), else the job's (SLURM_JOB_GPUS: a batch step), else, where
+ * Slurm says it gave the node GPUs (SLURM_GPUS_ON_NODE) but neither of those,
+ * CUDA_VISIBLE_DEVICES (never a user's own, nor Slurm's NoDevFiles); NULL when the job has
+ * none. SLURM_*_GPUS are the node's indices, never renumbered for a device cgroup as
+ * CUDA_VISIBLE_DEVICES may be. */
+static const char *
+job_gpus (char *const *env)
+{
+  const char *v = env_value (env, "SLURM_STEP_GPUS");
+  if (v == NULL)
+    v = env_value (env, "SLURM_JOB_GPUS");
+  if (v == NULL && env_value (env, "SLURM_GPUS_ON_NODE") != NULL)
+    v = env_value (env, "CUDA_VISIBLE_DEVICES");
+  return v != NULL && strcmp (v, "NoDevFiles") != 0 ? v : NULL;
+}
+
+/* The --device arguments of the task: --devroot-device's, then for each of the job's GPUs
+ * (job_gpus) the device of that name (nvidia-ctk names a GPU by its index, and by its UUID)
+ * of config.gpu_kind, into DEVICES (at most MAX, owned); -1 with one line. */
+static int
+collect_devices (char *const *env, char **devices, size_t max, size_t *n)
+{
+  *n = 0;
+  const char *gpus = config.gpu_kind != NULL ? job_gpus (env) : NULL;
+  const char *lists[] = { request.devices, gpus };
+  for (size_t l = 0; l < 2; l++)
+    for (const char *p = lists[l]; p != NULL && *p != '\0';)
+      {
+        size_t len = strcspn (p, ",");
+        const char *why = "empty";
+        if (l == 1 && (len == 0 || cdi_name_check (p, len, &why) < 0))
+          {
+            fprintf (stderr, "%s: the job's GPUs '%s': '%.*s' does not name a CDI device "
+                     "(%s); the command was not run\n", PLUGIN_NAME, gpus, (int) len, p, why);
+            return -1;
+          }
+        if (*n < max && len > 0)
+          {
+            char *d = NULL;
+            if (l == 0)
+              d = strndup (p, len);
+            else if (asprintf (&d, "%s=%.*s", config.gpu_kind, (int) len, p) < 0)
+              d = NULL;
+            if (d == NULL)
+              return -1;
+            devices[(*n)++] = d;
+          }
+        p += len + (p[len] == ',');
+      }
+  return 0;
+}
+
+/* Items of a comma-separated LIST, at most. */
+static size_t
+list_items (const char *list)
+{
+  size_t n = list != NULL;
+  for (const char *p = list; p != NULL && *p != '\0'; p++)
+    n += *p == ',';
+  return n;
+}
+
 /* The --bind arguments of the step, collected by mounts_parse. */
 struct binds
 {
@@ -387,11 +461,15 @@ task_init (spank_t sp)
     return -1;
   if (collect_binds (cwd, home, &binds) < 0)
     return -1;
-  size_t n_env = 0;
+  size_t n_env = 0, n_devices;
   for (char **e = env; *e != NULL; e++)
     n_env++;
-  const char **argv = calloc (RUN_FIXED_ARGS + 2 * (n_env + binds.n) + (size_t) argc + 1,
-                              sizeof *argv);
+  size_t max_devices = list_items (request.devices) + list_items (job_gpus (env));
+  char **devices = calloc (max_devices + 1, sizeof *devices);
+  if (devices == NULL || collect_devices (env, devices, max_devices, &n_devices) < 0)
+    return -1;
+  const char **argv = calloc (RUN_FIXED_ARGS + 2 * (n_env + binds.n + n_devices)
+                              + (size_t) argc + 1, sizeof *argv);
   if (argv == NULL)
     return -1;
   size_t i = 0;
@@ -409,6 +487,11 @@ task_init (spank_t sp)
     {
       argv[i++] = "--bind";
       argv[i++] = binds.specs[b];
+    }
+  for (size_t d = 0; d < n_devices; d++)
+    {
+      argv[i++] = "--device";
+      argv[i++] = devices[d];
     }
   if (request.root)
     argv[i++] = "--root";

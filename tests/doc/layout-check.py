@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""The source tree shows the trust boundary between the two programs: src/enter/ is
+"""The source tree shows the trust boundary between the programs: src/enter/ is
 enter-devroot (libc only), src/store/ is enter-devroot-store (libarchive, libcurl,
-libcrypto: every parser of untrusted input), src/common/ is what both link. Check that it
-stays true at the source level, as tests/host/split.bats checks it at the binary level
-(DT_NEEDED). Prints TAP.
+libcrypto: every parser of untrusted input), src/cdi/ is enter-devroot-cdi (libjansson and
+libyaml: the CDI specs of --device), src/common/ is what all link. Check that it stays true
+at the source level, as tests/host/split.bats checks it at the binary level (DT_NEEDED).
+Prints TAP.
 
   - every project include names its folder ("common/util.h"), so a reader sees the
     boundary on each include line;
-  - nothing under src/enter/ or src/common/ includes a header of src/store/;
+  - nothing under src/enter/ or src/common/ includes a header of src/store/ or src/cdi/;
+  - src/cdi/ includes only its own and src/common/ headers;
   - nothing under src/common/ or src/store/ includes a header of src/enter/;
   - src/ci/ (the CI engines' drivers, linked into enter-devroot-store) includes only
     its own and src/common/ headers: it calls the enter-devroot commands, nothing else;
@@ -26,7 +28,7 @@ src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file_
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # Which folders a file in each folder may include from.
 ALLOWED = {"enter": {"enter", "common"}, "common": {"common"}, "store": {"store", "common", "ci"},
-           "ci": {"ci", "common"}}
+           "ci": {"ci", "common"}, "cdi": {"cdi", "common"}}
 # Single headers a folder may include beyond those (see the docstring).
 ALLOWED_HEADERS = {"ci": {"store/layers/walk.h"}}
 

@@ -147,11 +147,12 @@ sys.stdout.write("#!/usr/bin/env bash\n\n" + term + "\n\n"
                  + "exit 0\n")' "$1"
 }
 
-# gitlab_stage STAGE TEXT: run_exec with the runner's script for TEXT; its status in $?.
+# gitlab_stage STAGE TEXT: run_exec with the runner's script for TEXT (after the run_args in
+# the array GL_RUN_ARGS, when set); its status in $?.
 gitlab_stage() {
 	local script=$GL/scripts/$1
 	gitlab_script "$2" >"$script"
-	"$EDR_BIN" gitlab run "$script" "$1"
+	"$EDR_BIN" gitlab run ${GL_RUN_ARGS[@]+"${GL_RUN_ARGS[@]}"} "$script" "$1"
 }
 
 # gitlab_stage_raw STAGE TEXT: run_exec with TEXT itself as the script (what runners
@@ -159,7 +160,7 @@ gitlab_stage() {
 gitlab_stage_raw() {
 	local script=$GL/scripts/$1
 	printf '%s\n' "$2" >"$script"
-	"$EDR_BIN" gitlab run "$script" "$1"
+	"$EDR_BIN" gitlab run ${GL_RUN_ARGS[@]+"${GL_RUN_ARGS[@]}"} "$script" "$1"
 }
 
 # gitlab_root: the name of the devroot the driver makes for the job of gitlab_env.

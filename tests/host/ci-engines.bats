@@ -428,7 +428,59 @@ sleep 1002" >"$GL/scripts/long"
 	true
 }
 
+# ci_device_spec: a CDI spec of the test's own, test.example.com/ci=d: the host's /dev/zero
+# as /dev/ci-dev and a variable (devices.bats has the rest of --device).
+ci_device_spec() {
+	mkdir -p "$T/specs" "$XDG_CONFIG_HOME/enter-devroot"
+	echo "cdi-spec-dirs = $T/specs" >>"$XDG_CONFIG_HOME/enter-devroot/config"
+	printf '%s\n' 'cdiVersion: 0.5.0' 'kind: test.example.com/ci' 'devices:' '- name: d' \
+		'  containerEdits:' '    deviceNodes: [{path: /dev/ci-dev, hostPath: /dev/zero}]' \
+		'    env: [CI_DEVICE=given]' >"$T/specs/ci.yaml"
+}
+
+@test "gitlab: run_args' --device gives every stage the CDI device; a malformed one is a system failure in one line" {
+	layout_plays_no_part "the device is bound in the job's own /dev, on either layout (devices.bats runs both)"
+	ci_device_spec
+	gitlab_env 31 "$IMAGE"
+	gitlab_config
+	"$EDR_BIN" gitlab prepare --allow-local-images
+	GL_RUN_ARGS=(--device test.example.com/ci=d)
+	run --separate-stderr gitlab_stage build_script 'stat -c %t:%T /dev/ci-dev; echo "$CI_DEVICE"'
+	[[ $status -eq 0 ]] || fail "$(last_run)"
+	assert_equal "$output" "$(stat -c %t:%T /dev/zero)
+given"
+	GL_RUN_ARGS=(--device=nvidia.com/gpu)
+	run --separate-stderr gitlab_stage build_script 'echo ran'
+	assert_equal "$status" "$GL_SYSTEM_FAILURE"
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: gitlab: --device 'nvidia.com/gpu': expected VENDOR/CLASS=NAME"* ]] || fail "$stderr"
+	refute_output ran
+	"$EDR_BIN" gitlab cleanup
+}
+
 # ---- GitHub Actions runner container hooks
+
+@test "github-hook: --device gives every step, script or container action, the CDI device; a malformed one is refused in one line" {
+	layout_plays_no_part "the device is bound in the job's own /dev, on either layout (devices.bats runs both)"
+	ci_device_spec
+	gh_dirs
+	GH_HOOK_ARGS=(--device test.example.com/ci=d)
+	gh_hook prepare_job "$(gh_container "$IMAGE")" 2>"$W/prepare.err" || fail "$(cat "$W/prepare.err")"
+	printf '%s\n' 'stat -c %t:%T /dev/ci-dev' 'echo "$CI_DEVICE"' >"$GH/_work/_temp/dev.sh"
+	run --separate-stderr gh_hook run_script_step '{"entryPoint": "sh", "entryPointArgs": ["-e", "/__w/_temp/dev.sh"], "environmentVariables": {}}'
+	[[ $status -eq 0 ]] || fail "$(last_run)"
+	assert_equal "$output" "$(stat -c %t:%T /dev/zero)
+given"
+	run --separate-stderr gh_hook run_container_step "$(gh_container_step "$IMAGE" stat '{}' -c %t:%T /dev/ci-dev)"
+	assert_success
+	assert_output "$(stat -c %t:%T /dev/zero)"
+	gh_hook cleanup_job '{}'
+	GH_HOOK_ARGS=(--device nvidia.com/gpu)
+	run --separate-stderr gh_hook cleanup_job '{}'
+	assert_failure
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ ${stderr_lines[0]} == "enter-devroot: github-hook: --device 'nvidia.com/gpu': expected VENDOR/CLASS=NAME"* ]] || fail "$stderr"
+}
 
 @test "github-hook: prepare_job answers with state, context and isAlpine; steps run inside with the runner's mounts, the workflow's volumes, CI and GITHUB_ACTIONS, as root, their variables on no command line; cleanup_job removes the root and the job's volumes" {
 	gh_dirs

@@ -50,13 +50,14 @@ teardown() { edr_teardown; }
 	(( n >= 2 )) || fail "no pointer into the man page was checked"
 }
 
-@test "cli: --help's usage lines show every option each subcommand takes (enter's --bind and --timeout)" {
+@test "cli: --help's usage lines show every option each subcommand takes (enter's --bind, --device and --timeout)" {
 	edr_run --help
 	assert_status 0
 	local enter
 	enter=$(sed -n '/^  enter-devroot enter /,/^  enter-devroot run /p' <<< "$output")
 	[[ $enter == *"--bind SRC:DST[:ro]"* && $enter == *"--timeout SECONDS"* ]] ||
 		fail "enter's usage lacks --bind or --timeout: $enter"
+	[[ $enter == *"--device VENDOR/CLASS=NAME"* ]] || fail "enter's usage lacks --device: $enter"
 }
 
 @test "cli: help of an unknown subcommand is refused with 125 naming it" {
@@ -242,6 +243,15 @@ complete_words() {
 	: > "$W/dotgitconfig"
 	complete_words run r --bind "$W/d"
 	assert_output "$(printf '%s\n' "$W/dir" "$W/dotgitconfig")"
+}
+
+@test "completion: run and enter offer --device, whose value is never taken for the root's NAME" {
+	complete_words enter r --dev
+	assert_output -- --device
+	complete_words run --device nvidia.com/gpu=0 --eph
+	assert_output -- --ephemeral
+	complete_words run --device nvidia.com/gpu=0 r --
+	[[ $output != *--ephemeral* ]] || fail "the root's NAME was not seen: $output"
 }
 
 @test "completion: push completes the destination's three transports after the root's name" {

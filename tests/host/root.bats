@@ -78,6 +78,47 @@ privileged_copy() {
 	assert_output "0 0 0 0"
 }
 
+# cdi_spec_for NODE: a spec of kind test.example.com/made naming NODE (made with mknod) as
+# device "n", in the test's own spec directory.
+cdi_spec_for() {
+	mkdir -p "$T/specs" "$XDG_CONFIG_HOME/enter-devroot"
+	echo "cdi-spec-dirs = $T/specs" >> "$XDG_CONFIG_HOME/enter-devroot/config"
+	printf 'cdiVersion: 0.5.0\nkind: test.example.com/made\ndevices:\n- name: n\n  containerEdits:\n    deviceNodes: [{path: /dev/made, hostPath: %s, type: c, major: 1, minor: 3}]\n' \
+		"$1" > "$T/specs/made.yaml"
+}
+
+@test "root: --device in auto mode enters a user namespace (chroot makes no mounts): a node made with mknod is the host's inside" {
+	unshare -U true 2>/dev/null || skip "user namespaces are not available on this host"
+	create_default dev
+	mkdir "$T/nodes"
+	mknod -m 666 "$T/nodes/testnull" c 1 3 # /dev/null's numbers, in a test directory
+	cdi_spec_for "$T/nodes/testnull"
+	edr_run -v run --device test.example.com/made=n dev -- sh -c 'stat -c %t:%T /dev/made; echo gone > /dev/made && echo written'
+	assert_status 0
+	assert_equal "${lines[0]}" "$(stat -c %t:%T "$T/nodes/testnull")"
+	assert_equal "${lines[1]}" written
+	[[ $stderr == *"mode userns: --device needs a mount namespace"* ]] || fail "$(last_run)"
+	[[ $(stat -c %s "$T/nodes/testnull") == 0 && $(stat -c %t:%T "$T/nodes/testnull") == 1:3 ]] ||
+		fail "the host's node changed"
+	edr_run run --mode chroot --device test.example.com/made=n dev -- true
+	assert_edr_error 125 "--device: chroot mode makes no mounts"
+}
+
+@test "root: --device reads /var/run/cdi by default (in a private mount namespace, a tmpfs on /run)" {
+	unshare -U true 2>/dev/null || skip "user namespaces are not available on this host"
+	[[ $(readlink -f /var/run) == /run ]] || skip "/var/run is not /run here"
+	create_default dev
+	mkdir "$T/nodes"
+	mknod -m 666 "$T/nodes/testnull" c 1 3
+	cdi_spec_for "$T/nodes/testnull"
+	: > "$XDG_CONFIG_HOME/enter-devroot/config" # the defaults: /etc/cdi and /var/run/cdi
+	run --separate-stderr unshare --mount --propagation private sh -c '
+		mount -t tmpfs none /run && mkdir /run/cdi && cp "$1" /run/cdi/ &&
+		"$2" run --device test.example.com/made=n dev -- stat -c %t:%T /dev/made' sh "$T/specs/made.yaml" "$EDR_BIN"
+	assert_status 0
+	assert_output 1:3
+}
+
 @test "root: archive ownership is not restored even as root" {
 	mktar "$W/h.tar" o 4242 d owned f owned/file x
 	edr_run create dev --from "$W/h.tar"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
-# enter-devroot is two programs (src/common/helper.h): enter-devroot links the C library only,
-# so that entering a root costs what chroot(8) costs, and execs enter-devroot-store (which
-# links libarchive, libcurl and libcrypto) for create, templates, fetch and cache. The
-# helper is looked up beside the running binary, then in the compiled-in libexec
-# directory; never on PATH.
+# enter-devroot is three programs (src/common/helper.h): enter-devroot links the C library
+# only, so that entering a root costs what chroot(8) costs, and execs enter-devroot-store
+# (which links libarchive, libcurl and libcrypto) for create, templates, fetch and cache,
+# and runs enter-devroot-cdi (libjansson and libyaml) for --device's CDI specs. The helpers
+# are looked up beside the running binary, then in the compiled-in libexec directory;
+# never on PATH.
 
 load common
 
@@ -37,6 +38,19 @@ teardown() { edr_teardown; }
 	run readelf -d --wide "$HELPER"
 	assert_output --partial libarchive
 	assert_output --partial libcurl
+}
+
+@test "split: enter-devroot-cdi links the C library, libjansson and libyaml, none of the store's" {
+	command -v readelf >/dev/null || skip "readelf not installed (binutils)"
+	local cdi
+	cdi=$(dirname "$EDR_BIN")/enter-devroot-cdi
+	if readelf -s --wide "$cdi" | grep -q '__asan_init\|__ubsan_handle'; then
+		skip "a sanitizer build links its run-time"
+	fi
+	run readelf -d --wide "$cdi"
+	assert_success
+	needed=$(grep '(NEEDED)' <<< "$output" | sed 's/.*\[\(.*\)\]/\1/' | sort | tr '\n' ' ')
+	[[ $needed == "libc.so.6 libjansson.so.4 libyaml-0.so.2 " ]] || fail "enter-devroot-cdi needs: $needed"
 }
 
 @test "split: create from a copied pair uses the helper beside the binary" {
@@ -100,6 +114,17 @@ teardown() { edr_teardown; }
 	[[ ${stderr_lines[0]} != *"$W"* ]] || fail "looked for the helper under the test's directories: ${stderr_lines[0]}"
 	[[ ! -e $W/mark ]] || fail "the helper on PATH ran: $(cat "$W/mark")"
 	[[ ! -e $(store)/roots/dev ]] || fail "a root appeared"
+}
+
+@test "split: run --device with no enter-devroot-cdi is one line naming it; nothing runs" {
+	local compiled
+	compiled=$("$W/alone/enter-devroot" doctor 2>/dev/null | sed -n 's/^--device runs  *\([^:]*\).*/\1/p')
+	[[ -n $compiled ]] || fail "doctor does not say where enter-devroot-cdi is looked up"
+	[[ ! -x $compiled ]] || skip "an installed enter-devroot-cdi would be found: $compiled"
+	edr create dev
+	run --separate-stderr "$W/alone/enter-devroot" run --device a.example.com/b=0 dev -- touch /ran
+	assert_edr_error "$EDR_TOOL_EXIT" "--device" "/enter-devroot-cdi" "reinstall"
+	[[ ! -e $(root_of dev)/ran ]] || fail "the command ran"
 }
 
 @test "split: the helper run by hand does only its own commands" {

@@ -9,10 +9,16 @@
 #
 # Exports SLURM_CONF (clients read it: srun, sbatch, salloc, squeue, scontrol) and
 # CLUSTER_NODES (n1,n2).
+#
+# Each node has CLUSTER_GPUS generic resources "gpu" (GRES), the character devices
+# DIR/gpus/gpu0 and gpu1 that cluster_start makes (mknod: /dev/null's and /dev/zero's numbers,
+# so a job can tell them apart by their rdev), named by gres.conf's File=, as GPUs of a real
+# node are by their /dev/nvidiaN. Exports CLUSTER_GPU_DIR.
 
 CLUSTER_WAIT=30        # seconds for a daemon to come up or for both nodes to go idle
 CLUSTER_STOP_WAIT=20   # seconds for the jobs to end and the daemons to exit on SIGTERM
 CLUSTER_CPUS=4         # per node: srun -N2 -n8 must fit without oversubscribing
+CLUSTER_GPUS=2         # per node: gres/gpu, DIR/gpus/gpu0 and gpu1
 CLUSTER_PIDS=()       # every daemon started, in order
 CLUSTER_CTLD_PID=
 CLUSTER_PLUGSTACK=${CLUSTER_PLUGSTACK:-} # plugstack.conf's lines (the SPANK plugins to load)
@@ -60,13 +66,14 @@ SlurmctldDebug=info
 SlurmdDebug=info
 ReturnToService=2
 MpiDefault=none
+GresTypes=gpu
 PlugStackConfig=$d/plugstack.conf
 MaxJobCount=1000
 MinJobAge=2
 KillWait=5
 InactiveLimit=0
-NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$3 CPUs=$CLUSTER_CPUS State=UNKNOWN
-NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$4 CPUs=$CLUSTER_CPUS State=UNKNOWN
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$3 CPUs=$CLUSTER_CPUS Gres=gpu:$CLUSTER_GPUS State=UNKNOWN
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$4 CPUs=$CLUSTER_CPUS Gres=gpu:$CLUSTER_GPUS State=UNKNOWN
 PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
 EOC
 }
@@ -97,6 +104,11 @@ cluster_start() { # DIR USER
 
 	p_ctld=$(cluster_free_port) && p_n1=$(cluster_free_port) && p_n2=$(cluster_free_port) || return 1
 	cluster_conf "$d" "$p_ctld" "$p_n1" "$p_n2" >"$d/slurm.conf"
+	# The nodes' GPUs: device nodes of this run, as a real node's are /dev/nvidiaN.
+	mkdir -m 755 "$d/gpus"
+	mknod -m 666 "$d/gpus/gpu0" c 1 3 && mknod -m 666 "$d/gpus/gpu1" c 1 5 || return 1
+	echo "Name=gpu File=$d/gpus/gpu[0-1]" >"$d/gres.conf"
+	export CLUSTER_GPU_DIR=$d/gpus
 	export SLURM_CONF=$d/slurm.conf CLUSTER_NODES=n1,n2
 	/usr/sbin/slurmctld -D -i -f "$SLURM_CONF" >>"$d/slurmctld.out" 2>&1 &
 	CLUSTER_CTLD_PID=$!

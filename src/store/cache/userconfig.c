@@ -102,7 +102,7 @@ config_parse_value (const char *text, const char *wanted, char **value_out, char
 /* The keys this version reads; any other is most likely a typo, which would otherwise be
  * ignored without a word. */
 static const char *const known_keys[] = { "index", "cache", "registry-mirror", "keep-idle",
-                                          "layout" };
+                                          "layout", "cdi-spec-dirs" };
 
 static void
 warn_unknown_key (const char *key, const char *value, unsigned line, void *data)
@@ -113,7 +113,7 @@ warn_unknown_key (const char *key, const char *value, unsigned line, void *data)
     if (strcmp (key, known_keys[i]) == 0)
       return;
   warn ("%s: line %u: unknown key '%s' ignored (known: index, cache, registry-mirror, "
-        "keep-idle, layout)", *path, line, key);
+        "keep-idle, layout, cdi-spec-dirs)", *path, line, key);
 }
 
 static char *
