@@ -33,6 +33,7 @@
  *   no-landlock CMD...       exec CMD with landlock_create_ruleset failing ENOSYS (a
  *                            seccomp filter: a kernel without Landlock, for real)
  *   no-openat2 CMD...        exec CMD with openat2 failing ENOSYS: a kernel before 5.6
+ *   no-fchroot CMD...        exec CMD with fchroot failing ENOSYS: a kernel before 7.3
  *   landlock-fails CMD...    exec CMD with landlock_restrict_self failing EPERM: a kernel
  *                            that has Landlock but refuses the domain
  *   landlock-abi N CMD...    run CMD with the Landlock version query answering N (a
@@ -481,6 +482,9 @@ main (int argc, char **argv)
     return exec_with_failing (SYS_landlock_create_ruleset, ENOSYS, argv + 2);
   if (strcmp (what, "no-openat2") == 0 && argc > 2)
     return exec_with_failing (SYS_openat2, ENOSYS, argv + 2);
+  /* fchroot(2), Linux 7.3: 472 on every architecture. */
+  if (strcmp (what, "no-fchroot") == 0 && argc > 2)
+    return exec_with_failing (472, ENOSYS, argv + 2);
   if (strcmp (what, "landlock-fails") == 0 && argc > 2)
     return exec_with_failing (SYS_landlock_restrict_self, EPERM, argv + 2);
   if (strcmp (what, "landlock-abi") == 0 && argc > 3)
