@@ -1,10 +1,12 @@
 #!/bin/bash
-# Build the guest kernel for the QEMU test suite: Debian's linux-source-6.12
-# with kernel/patches applied (or not, with --unpatched), configured from
-# tinyconfig + kernel/config/*.config, plus the chroot kselftests.
+# Build the guest kernel for the QEMU test suite: Debian's linux-source-7.3
+# (trixie-backports; scripts/install-deps adds that source, pinned) with
+# kernel/patches applied (or not, with --unpatched), configured from
+# tinyconfig + kernel/config/*.config, plus the chroot kselftests
+# (tools/testing/selftests/filesystems/chroot).
 #
 # Everything lives in a cache directory outside the repository:
-#   $CACHE/src/linux-source-6.12-<pkgversion>/   pristine tree, a git repository
+#   $CACHE/src/linux-source-7.3-<pkgversion>/    pristine tree, a git repository
 #   $CACHE/work/linux/                           git worktree, reset to pristine
 #                                                and the series applied anew
 #   $CACHE/work/obj/                             O= build directory, reused
@@ -31,8 +33,8 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -euo pipefail
 
 KDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TARBALL=/usr/src/linux-source-6.12.tar.xz
-PKG=linux-source-6.12
+TARBALL=/usr/src/linux-source-7.3.tar.xz
+PKG=linux-source-7.3
 CACHE=${ENTER_DEVROOT_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/enter-devroot/kernel}
 JOBS=${ENTER_DEVROOT_KERNEL_JOBS:-2}
 KEEP=${ENTER_DEVROOT_KERNEL_KEEP:-3}
@@ -79,9 +81,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-[ -r "$TARBALL" ] || die "$TARBALL: not found (apt-get install $PKG)"
+[ -r "$TARBALL" ] || die "$TARBALL: not found (scripts/install-deps all: $PKG comes from trixie-backports)"
 PKGVER=$(dpkg-query -W -f='${Version}' "$PKG" 2>/dev/null) ||
-	die "$PKG: package not installed (apt-get install $PKG)"
+	die "$PKG: package not installed (scripts/install-deps all: $PKG comes from trixie-backports)"
 for tool in git make gcc flex bison bc xz perl; do
 	command -v "$tool" >/dev/null || die "$tool: not found in PATH"
 done
@@ -272,16 +274,23 @@ if [ "$MODE" = unpatched ]; then
 	apply_series
 fi
 step "building the chroot selftests"
-if [ -d "$WT/tools/testing/selftests/chroot" ]; then
+SELFTESTS=$WT/tools/testing/selftests/filesystems/chroot
+if [ -d "$SELFTESTS" ]; then
 	# They use this kernel's UAPI (io_uring opcodes newer than the host's).
 	"${MK[@]}" headers >> "$LOG" 2>&1
-	# Debian installs bpftool in /usr/sbin, not always in a user's PATH.
-	make -C "$WT/tools/testing/selftests/chroot" \
+	# chroot_lsm_test builds the in-tree libbpf under $OBJ/selftests-tools
+	# (cleaned here, as the tree is reset); Debian installs bpftool in
+	# /usr/sbin, not always in a user's PATH.
+	make -C "$SELFTESTS" \
 		KHDR_INCLUDES="-isystem $OBJ/usr/include" \
 		BPFTOOL="$(command -v bpftool || echo /usr/sbin/bpftool)" \
 		OUTPUT="$OUT/selftests" >> "$LOG" 2>&1
+	# Only the programs travel to the guest: not the libbpf build.
+	rm -rf "$OUT/selftests/tools" "$OUT/selftests"/*.o "$OUT/selftests"/*.skel.h
+	[ -x "$OUT/selftests/chroot_lsm_test" ] ||
+		die "chroot_lsm_test was not built (clang, bpftool, libbpf-dev, libelf-dev: see $LOG)"
 else
-	echo "kernel: no tools/testing/selftests/chroot in the series" >&2
+	echo "kernel: no tools/testing/selftests/filesystems/chroot in the series" >&2
 fi
 
 cp "$OBJ/arch/x86/boot/bzImage" "$OUT/bzImage"

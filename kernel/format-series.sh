@@ -11,10 +11,12 @@ KDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ $# -eq 1 ] || { echo "usage: $0 DEV_TREE" >&2; exit 1; }
 DEV=$1
 COVER=$KDIR/cover-letter.txt
-VERSION=7
-# The lists every patch goes to; people are Cc'd in the patches themselves.
+VERSION=8
+# The lists every patch goes to; people are Cc'd in the patches themselves
+# (send with `git send-email --cc-cover`, so that they get the cover letter
+# too).
 LISTS=(--to=linux-fsdevel@vger.kernel.org --cc=linux-api@vger.kernel.org
-	--cc=linux-security-module@vger.kernel.org --cc=linux-man@vger.kernel.org
+	--cc=linux-security-module@vger.kernel.org --cc=selinux@vger.kernel.org
 	--cc=linux-kernel@vger.kernel.org)
 [ -d "$DEV" ] || { echo "enter-devroot: $DEV: no such directory" >&2; exit 1; }
 git -C "$DEV" rev-parse -q --verify pristine >/dev/null ||
@@ -43,6 +45,12 @@ awk -v subject="$subject" -v body="$body" '
 	{ print }
 ' "$letter" > "$letter.new"
 mv "$letter.new" "$letter"
+
+# The SELinux patch asks its maintainers to choose: it is sent as an RFC.
+for p in "$KDIR"/patches/v"$VERSION"-000[1-9]-selinux-*.patch; do
+	[ -f "$p" ] || continue
+	sed -i "s/^Subject: \[PATCH v$VERSION /Subject: [RFC PATCH v$VERSION /" "$p"
+done
 
 (cd "$KDIR/patches" && ls "v$VERSION"-000[1-9]*.patch) > "$KDIR/patches/series"
 echo "kernel/patches: $(wc -l < "$KDIR/patches/series") patches and a cover letter"

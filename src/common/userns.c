@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -69,9 +70,39 @@ userns_unavailable_reason (int err)
   return xasprintf ("unshare(CLONE_NEWUSER): %s", strerror (err));
 }
 
+/* fchroot(2), Linux 7.3: the same number on every architecture (scripts/syscall.tbl,
+ * asm-generic/unistd.h); the build host's headers may predate it. */
+#ifndef __NR_fchroot
+#define __NR_fchroot 472
+#endif
+
+bool
+fchroot_available (void)
+{
+  /* A kernel that has it looks at the descriptor first: EBADF; one without, ENOSYS. */
+  return syscall (__NR_fchroot, -1, 0) < 0 && errno != ENOSYS;
+}
+
+int
+chroot_to_fd (int rootfd, const char **how)
+{
+  *how = "fchroot(2)";
+  if (syscall (__NR_fchroot, rootfd, 0) == 0)
+    return 0;
+  if (errno != ENOSYS)
+    return -1;
+  *how = "chroot(\".\")";
+  return chroot (".");
+}
+
 char *
 chroot_refused_reason (int err)
 {
+  /* The unprivileged path's errno for a shared fs_struct (as fchroot(FD_FAILFS_ROOT) and
+   * setns(2)); the tool unshares it (enter.c step 4), so this is a thread of a library. */
+  if (err == EINVAL)
+    return xstrdup ("the process shares its root and working directory with another "
+                    "thread (CLONE_FS)");
   if (err != EPERM)
     return xasprintf ("chroot: %s", strerror (err));
   cleanup_free char *v = read_first_line (SYSCTL_UNPRIVILEGED_CHROOT);

@@ -23,6 +23,15 @@ char *userns_unavailable_reason (int err);
  * "fs.unprivileged_chroot=0", from /proc/sys/fs/unprivileged_chroot. Caller frees. */
 char *chroot_refused_reason (int err);
 
+/* Make ROOTFD, a directory descriptor that is also the working directory, the root:
+ * fchroot(2) on the descriptor where the kernel has it (Linux 7.3), so that the path is not
+ * walked again, else chroot("."). *HOW says which was used ("fchroot(2)" or "chroot(\".\")").
+ * 0, or -1 with errno (the kernel's refusal, never ENOSYS). */
+int chroot_to_fd (int rootfd, const char **how);
+
+/* Whether this kernel has fchroot(2) (Linux 7.3 and later). */
+bool fchroot_available (void);
+
 /* Whether this kernel lets us chroot without a user namespace: as root, or with the
  * patched kernel's fs.unprivileged_chroot=1 (what auto mode enters by, and create's choice
  * of a flat root over an overlay one). */

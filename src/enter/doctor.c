@@ -2,6 +2,7 @@
  * Every capability is probed for real in a forked child (a probe chroots and unshares,
  * which the parent must not), never inferred from version numbers. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,17 +27,21 @@ enum probe
   PROBE_USERNS,
 };
 
-/* In the child: 0 on success, else the errno that stopped it. */
+/* In the child: 0 on success, else the errno that stopped it. The chroot probe enters as
+ * enter does in chroot mode (enter.c: fchroot(2) on the directory's descriptor, else
+ * chroot(".")). */
 static int
 probe_in_child (enum probe what, const char *dir)
 {
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || unshare (CLONE_FS) < 0)
     return errno;
-  if (chdir (dir) < 0)
+  int fd = open (dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || fchdir (fd) < 0)
     return errno;
   if (what == PROBE_USERNS && userns_enter_identity () < 0)
     return errno;
-  if (chroot (".") < 0)
+  const char *how;
+  if ((what == PROBE_USERNS ? chroot (".") : chroot_to_fd (fd, &how)) < 0)
     return errno;
   return 0;
 }
@@ -133,6 +138,9 @@ doctor_run (void)
   cleanup_free char *chroot_result = chroot_err == 0 ? xstrdup ("works")
     : xasprintf ("refused: %s", strerror (chroot_err));
   line ("no_new_privs chroot (mode chroot)", chroot_result);
+  line ("mode chroot enters with", fchroot_available ()
+        ? "fchroot(2) on the root's descriptor (the path is not walked again)"
+        : "chroot(\".\") (this kernel has no fchroot(2): Linux 7.3 added it)");
   sysctl_line ("fs.unprivileged_chroot", SYSCTL_UNPRIVILEGED_CHROOT,
                "absent (kernel without the unprivileged-chroot patch)");
 

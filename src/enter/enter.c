@@ -11,13 +11,15 @@
  *      fs.unprivileged_chroot=1), else a user namespace; check every --bind (userns mode
  *      only: bind.c) before anything is created;
  *   6. run --ephemeral: create the throwaway root through the store helper (ephemeral.c);
- *   7. open the root with O_PATH|O_NOFOLLOW, fchdir into it, close it: the working
- *      directory is inside the new root before it becomes the root, and no fd to a
- *      directory outside is open (the kernel checks neither); in chroot mode, first
- *      copy the host's resolv.conf and hosts in where the root's own is missing, empty or
- *      our last copy (hostfiles.c);
+ *   7. open the root with O_PATH|O_NOFOLLOW, fchdir into it: the working directory is
+ *      inside the new root before it becomes the root, and no fd to a directory outside
+ *      is open (the kernel checks neither); in chroot mode, first copy the host's
+ *      resolv.conf and hosts in where the root's own is missing, empty or our last copy
+ *      (hostfiles.c); the descriptor is kept for step 8 in chroot mode only;
  *   8. start the job, the signals the supervisor waits for blocked first (supervise.c):
- *      chroot mode: become a child subreaper, fork; the child chroot(".")s;
+ *      chroot mode: become a child subreaper, fork; the child makes the root's descriptor
+ *      its root with fchroot(2) where the kernel has it (Linux 7.3: the path opened in
+ *      step 7 is not walked again), else chroot("."), and closes it;
  *      userns mode: clone a child into new user, mount and PID namespaces; on a terminal
  *      that is ours, it takes a process group of its own and makes it the terminal's
  *      foreground group (terminal.c: ours does not exist in its PID namespace, and a
@@ -287,9 +289,10 @@ become_job_child (int lowfd)
   close_fds_from (lowfd);
 }
 
-/* chroot mode: the child chroots into the working directory and becomes the command. */
+/* chroot mode: the child makes ROOTFD, its working directory, its root and becomes the
+ * command. The supervisor closes ROOTFD. */
 static pid_t
-start_chroot_job (const char *name, const struct enter_opts *opts)
+start_chroot_job (const char *name, const struct enter_opts *opts, int rootfd)
 {
   supervise_become_subreaper ();
   fflush (NULL);
@@ -297,16 +300,25 @@ start_chroot_job (const char *name, const struct enter_opts *opts)
   if (pid < 0)
     die_with_error ("cannot enter root '%s': fork", name);
   if (pid > 0)
-    return pid;
-  become_job_child (STDERR_FILENO + 1);
-  supervise_restore_signals ();
-  verbose ("chroot mode: no namespaces; chroot into root '%s'", name);
-  if (chroot (".") < 0)
     {
-      cleanup_free char *why = chroot_refused_reason (errno);
+      close (rootfd);
+      return pid;
+    }
+  /* ROOTFD is above stderr: keep it open past the close of the others. */
+  if (dup2 (rootfd, STDERR_FILENO + 1) < 0)
+    die_with_error ("cannot enter root '%s': dup2", name);
+  become_job_child (STDERR_FILENO + 2);
+  supervise_restore_signals ();
+  const char *how;
+  int err = chroot_to_fd (STDERR_FILENO + 1, &how) < 0 ? errno : 0;
+  close (STDERR_FILENO + 1);
+  if (err != 0)
+    {
+      cleanup_free char *why = chroot_refused_reason (err);
       die ("cannot enter root '%s': chroot refused (%s): see 'enter-devroot doctor'", name,
            why);
     }
+  verbose ("chroot mode: no namespaces; entered root '%s' with %s", name, how);
   run_command (name, opts);
 }
 
@@ -682,7 +694,12 @@ enter_devroot (const struct cli *cli)
   struct stat root_st;
   if (fchdir (rootfd) < 0 || fstat (rootfd, &root_st) < 0)
     die_with_error ("cannot enter root '%s': cannot change directory to %s", name, root);
-  close (rootfd);
+  /* chroot mode enters through it (start_chroot_job); userns mode mounts on the path. */
+  if (mode != ENTER_MODE_CHROOT)
+    {
+      close (rootfd);
+      rootfd = -1;
+    }
 
   int status_read = -1;
   struct terminal term;
@@ -736,7 +753,7 @@ enter_devroot (const struct cli *cli)
         exit (EXIT_TOOL_FAILURE); /* the keeper said why, as the job's PID 1 would have */
     }
   pid_t job = mode == ENTER_MODE_CHROOT
-                ? start_chroot_job (name, opts)
+                ? start_chroot_job (name, opts, rootfd)
                 : start_userns_job (&view, shared ? &step : NULL, based ? &base : NULL,
                                     &status_read);
   /* The supervisor is not inside the root (remove's in-use check looks at working

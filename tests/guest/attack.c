@@ -24,6 +24,8 @@
  *                            chdir, ".." up, chroot "."), then open PATH
  *   dotdot PATH              chdir("..") many times from the root, then open PATH
  * Not an attack:
+ *   fchroot DIR              set no_new_privs, fchroot(2) on an O_PATH descriptor of DIR
+ *   fchroot-failfs           set no_new_privs, fchroot(FD_FAILFS_ROOT)
  *   ctty                     "ok" when stdin is our controlling terminal, in our session
  *   i386-ids                 the ids the i386 entry reports (int $0x80: getuid, getuid32,
  *                            geteuid32, getgid32), for --root's compat rules
@@ -33,6 +35,7 @@
  *   no-landlock CMD...       exec CMD with landlock_create_ruleset failing ENOSYS (a
  *                            seccomp filter: a kernel without Landlock, for real)
  *   no-openat2 CMD...        exec CMD with openat2 failing ENOSYS: a kernel before 5.6
+ *   no-fchroot CMD...        exec CMD with fchroot failing ENOSYS: a kernel before 7.3
  *   landlock-fails CMD...    exec CMD with landlock_restrict_self failing EPERM: a kernel
  *                            that has Landlock but refuses the domain
  *   landlock-abi N CMD...    run CMD with the Landlock version query answering N (a
@@ -481,6 +484,18 @@ main (int argc, char **argv)
     return exec_with_failing (SYS_landlock_create_ruleset, ENOSYS, argv + 2);
   if (strcmp (what, "no-openat2") == 0 && argc > 2)
     return exec_with_failing (SYS_openat2, ENOSYS, argv + 2);
+  /* fchroot(2), Linux 7.3: 472 on every architecture; FD_FAILFS_ROOT is -10004. */
+  if (strcmp (what, "fchroot") == 0 || strcmp (what, "fchroot-failfs") == 0)
+    {
+      int fd = what[7] == '\0' ? open (a1, O_PATH | O_DIRECTORY | O_CLOEXEC) : -10004;
+      if (what[7] == '\0' && fd < 0)
+        return result (-1);
+      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return result (-1);
+      return result (syscall (472, fd, 0));
+    }
+  if (strcmp (what, "no-fchroot") == 0 && argc > 2)
+    return exec_with_failing (472, ENOSYS, argv + 2);
   if (strcmp (what, "landlock-fails") == 0 && argc > 2)
     return exec_with_failing (SYS_landlock_restrict_self, EPERM, argv + 2);
   if (strcmp (what, "landlock-abi") == 0 && argc > 3)

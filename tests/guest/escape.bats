@@ -61,9 +61,13 @@ tty_run() {
 	output=${output//$'\r'/}
 }
 
-@test "escape: Landlock ABI 6 and no warning on entering" {
+@test "escape: Landlock ABI 6 or later and no warning on entering" {
 	edr_run doctor
-	assert_line --regexp '^Landlock ABI +6$'
+	# 6 (Linux 6.12) is what the tool needs; the guest kernel may have a later one.
+	local abi
+	abi=$(sed -n 's/^Landlock ABI  *\([0-9][0-9]*\)$/\1/p' <<< "$output")
+	[[ -n $abi && $abi -ge 6 ]] || fail "doctor's Landlock ABI line is not 6 or later:
+$(last_run)"
 	edr_run run dev -- true
 	assert_status 0
 	assert_equal "$stderr" ""

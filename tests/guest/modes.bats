@@ -37,3 +37,28 @@ teardown() { guest_teardown; }
 	assert_status 0
 	assert_line --regexp '(^|\$ )via-chroot$'
 }
+
+@test "doctor: mode chroot enters with fchroot(2) on this kernel (Linux 7.3)" {
+	edr_run doctor
+	assert_status 0
+	assert_line --regexp '^mode chroot enters with +fchroot\(2\) on the root.s descriptor'
+}
+
+@test "modes: chroot mode enters through the root's descriptor with fchroot(2) (-v says so)" {
+	edr_run -v run dev --mode=chroot -- sh -c 'echo hello'
+	assert_status 0
+	assert_output hello
+	[[ $stderr == *"entered root 'dev' with fchroot(2)"* ]] || fail "$stderr"
+}
+
+@test "modes: where fchroot(2) is ENOSYS (an older kernel, for real: seccomp), chroot(\".\") enters, and doctor says so" {
+	[[ -x ${EDR_ATTACK:-} ]] || fail "edr-attack was not built (see tests/guest/run's stderr)"
+	run --separate-stderr "$EDR_ATTACK" no-fchroot "$EDR_BIN" -v run dev --mode=chroot -- sh -c 'echo hello'
+	assert_status 0
+	assert_output hello
+	[[ $stderr == *"entered root 'dev' with chroot(\".\")"* ]] || fail "$stderr"
+	run --separate-stderr "$EDR_ATTACK" no-fchroot "$EDR_BIN" doctor
+	assert_status 0
+	assert_line --regexp '^mode chroot enters with +chroot\("\."\) \(this kernel has no fchroot\(2\)'
+	assert_line --regexp '^no_new_privs chroot \(mode chroot\) +works$'
+}

@@ -100,6 +100,20 @@ edr_run_mode() {
 	[[ $line =~ no|not|unavailable|refused|EPERM|lacks|missing ]] || fail "doctor does not say chroot is unavailable: $line"
 }
 
+@test "doctor: says whether mode chroot enters with fchroot(2) or chroot(\".\"), as this kernel has fchroot(2) or not" {
+	local has
+	# fchroot(2) is 472 everywhere (Linux 7.3); a kernel that has it answers EBADF here, one
+	# without it ENOSYS (38).
+	has=$(python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); l.syscall(472, -1, 0); print("no" if ctypes.get_errno() == 38 else "yes")')
+	edr_run doctor
+	assert_status 0
+	if [[ $has == yes ]]; then
+		assert_line --regexp '^mode chroot enters with +fchroot\(2\) on the root.s descriptor'
+	else
+		assert_line --regexp '^mode chroot enters with +chroot\("\."\) \(this kernel has no fchroot\(2\)'
+	fi
+}
+
 @test "doctor: says which mode auto will use" {
 	edr_run doctor
 	assert_status 0
