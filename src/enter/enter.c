@@ -23,10 +23,11 @@
  *      foreground group (terminal.c: ours does not exist in its PID namespace, and a
  *      shell needs one it can see for job control); it maps the
  *      caller's uid and gid to themselves, makes its mounts private, mounts a tmpfs /dev
- *      holding the host's null, zero, full, random, urandom and tty, a devpts of its own
- *      and the user's terminal as console (mount_dev), a fresh
- *      /proc (pidns.c), the host's resolv.conf and hosts read-only (hostfiles.c) and
- *      every --bind (bind.c: all checked before anything is created) inside the root,
+ *      holding the host's null, zero, full, random, urandom and tty, a tmpfs /dev/shm
+ *      as large as the host's, a devpts of its own and the user's terminal as console
+ *      (mount_dev), a fresh /proc (pidns.c), the host's resolv.conf and hosts read-only
+ *      (hostfiles.c) and every --bind (bind.c: all checked before anything is created)
+ *      inside the root,
  *      chroot(".")s, drops its capabilities and, as PID 1, forks the command and reaps
  *      (pidns.c);
  *   9. in the command (run_command): check that getcwd() is "/" and "." is "/" (the runc
