@@ -26,8 +26,8 @@
  *      holding the host's null, zero, full, random, urandom and tty, a tmpfs /dev/shm
  *      as large as the host's, a devpts of its own and the user's terminal as console
  *      (mount_dev), a fresh /proc (pidns.c), the host's resolv.conf and hosts read-only
- *      (hostfiles.c) and every --bind (bind.c: all checked before anything is created)
- *      inside the root,
+ *      (hostfiles.c), every --bind (bind.c: all checked before anything is created) and
+ *      for an MPI task its PMIx server's directories (mpi.c) inside the root,
  *      chroot(".")s, drops its capabilities and, as PID 1, forks the command and reaps
  *      (pidns.c);
  *   9. in the command (run_command): check that getcwd() is "/" and "." is "/" (the runc
@@ -83,6 +83,7 @@
 #include "enter/ephemeral.h"
 #include "enter/hostfiles.h"
 #include "enter/mounts.h"
+#include "enter/mpi.h"
 #include "enter/pidns.h"
 #include "enter/rootemu.h"
 #include "enter/shell.h"
@@ -677,6 +678,9 @@ enter_devroot (const struct cli *cli)
          "Entrypoint or Cmd (see '%s help run')", name, PROGRAM_NAME);
   if (!opts->no_host_dns && mode == ENTER_MODE_CHROOT)
     hostfiles_refresh_copies (name, root);
+  /* An MPI task's view of its PMIx server: optional binds, after the user's. */
+  if (mode == ENTER_MODE_USERNS)
+    mpi_add_binds (&binds, &n_binds);
   int rootfd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rootfd < 0)
     die_with_error ("cannot enter root '%s': cannot open %s", name, root);

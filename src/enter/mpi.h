@@ -1,0 +1,20 @@
+/* What an MPI launcher gives each of its tasks, carried into the root (mpi.c): the
+ * directories of the PMIx server that started the task (srun --mpi=pmix's slurmstepd,
+ * mpirun, prterun). The variables naming them (PMIX_*) reach the command already
+ * (env.c). */
+#pragma once
+
+#include <stddef.h>
+
+#include "enter/bind.h"
+
+/* userns mode: where this process is a PMIx server's client (PMIX_NAMESPACE and
+ * PMIX_RANK set), append to *BINDS (*N entries, bind_parse_all's array) an optional bind
+ * (bind.h), read-write, at its own path inside the root, of each directory the server
+ * keeps for its clients: PMIX_SERVER_TMPDIR (its shared-memory store, which the clients
+ * map: without it every rank prints PMIx's "gds_ds12_lock_pthread.c" error and falls back
+ * to asking the server), each PMIX_DSTORE_*_BASE_PATH outside it, and Slurm's
+ * spmix_appdir_[UID_]JOB.STEP in PMIX_SYSTEM_TMPDIR, as enroot's hook binds them for
+ * pyxis. Only a directory of the caller's own that nobody else may write is bound (the
+ * servers make them so): never /tmp, nor another user's. */
+void mpi_add_binds (struct bind **binds, size_t *n);
