@@ -2,7 +2,8 @@
  *
  *   1. refuse setuid/setgid execution (done first thing in main);
  *   2. close every fd above 2: a leaked directory fd is a way out of any chroot
- *      (runc CVE-2024-21626); the kernel does not check for one;
+ *      (runc CVE-2024-21626); the kernel does not check for one. The one exception is
+ *      the socket PMI_FD names, an MPI task's line to its launcher (mpi.c);
  *   3. PR_SET_NO_NEW_PRIVS: nothing run inside can gain privilege through setuid/setgid
  *      files or file capabilities planted in the root; the patched kernel requires it;
  *   4. unshare(CLONE_FS): the root and cwd we change are ours alone even if a library
@@ -286,7 +287,7 @@ become_job_child (int lowfd)
 {
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     die_with_error ("cannot set the parent-death signal");
-  close_fds_from (lowfd);
+  close_fds_except (lowfd, mpi_pmi_fd ());
 }
 
 /* chroot mode: the child chroots into the working directory and becomes the command. */
@@ -603,7 +604,7 @@ enter_devroot (const struct cli *cli)
 {
   struct enter_opts opts_image = cli->enter;
   const struct enter_opts *opts = &opts_image;
-  close_fds_from (STDERR_FILENO + 1);
+  close_fds_except (STDERR_FILENO + 1, mpi_pmi_fd ());
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     die_with_error ("cannot set no_new_privs");
   if (unshare (CLONE_FS) < 0)

@@ -6,8 +6,11 @@
  * directories are (PMIX_SERVER_TMPDIR and the dstore's PMIX_DSTORE_*_BASE_PATH under
  * it: the job's data in shared memory files every client of the node maps). The
  * variables reach the command (env.c); the directories are host paths, which a root has
- * not, so they are bound in at the same paths. */
+ * not, so they are bound in at the same paths. PMI-2 (srun --mpi=pmi2, MPICH's hydra)
+ * gives each task one end of a socket instead, its number in PMI_FD: enter-devroot,
+ * which closes every fd it does not know at its start, keeps that one. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,33 @@
 #include "enter/mpi.h"
 
 extern char **environ;
+
+int
+mpi_pmi_fd (void)
+{
+  const char *v = getenv ("PMI_FD");
+  char *end;
+  if (v == NULL || *v < '0' || *v > '9')
+    return -1;
+  errno = 0;
+  long fd = strtol (v, &end, 10);
+  struct stat st;
+  if (errno != 0 || *end != '\0' || fd <= STDERR_FILENO || fd > INT_MAX
+      || fstat ((int) fd, &st) < 0 || !S_ISSOCK (st.st_mode))
+    return -1;
+  if (fd >= MPI_PMI_FD_MIN)
+    return fcntl ((int) fd, F_SETFD, 0) == 0 ? (int) fd : -1;
+  int moved = fcntl ((int) fd, F_DUPFD, MPI_PMI_FD_MIN);
+  if (moved < 0)
+    return -1;
+  close ((int) fd);
+  char number[16];
+  snprintf (number, sizeof number, "%d", moved);
+  if (setenv ("PMI_FD", number, 1) < 0)
+    die ("out of memory");
+  verbose ("PMI_FD: the PMI socket moved from fd %ld to fd %d", fd, moved);
+  return moved;
+}
 
 /* PATH made canonical as a bind's DST: absolute, no "." nor empty component, no trailing
  * '/'; NULL when relative, "/" or with a ".." component. */

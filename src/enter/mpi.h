@@ -1,12 +1,20 @@
 /* What an MPI launcher gives each of its tasks, carried into the root (mpi.c): the
  * directories of the PMIx server that started the task (srun --mpi=pmix's slurmstepd,
- * mpirun, prterun). The variables naming them (PMIX_*) reach the command already
- * (env.c). */
+ * mpirun, prterun), and PMI-2's socket (srun --mpi=pmi2, MPICH's hydra). The variables
+ * naming them (PMIX_*, PMI_*) reach the command already (env.c). */
 #pragma once
 
 #include <stddef.h>
 
 #include "enter/bind.h"
+
+/* PMI_FD, where it names an open socket: that socket's fd, to be kept open across every
+ * close of the job's fds (it is the task's connection to its launcher's PMI server; a
+ * socket is no way out of the root, as a directory fd would be). One below MPI_PMI_FD_MIN
+ * (where enter-devroot puts fds of its own) is moved there first and PMI_FD set to match.
+ * -1 when PMI_FD is unset or names no socket. Called again, it returns the same fd. */
+#define MPI_PMI_FD_MIN 10
+int mpi_pmi_fd (void);
 
 /* userns mode: where this process is a PMIx server's client (PMIX_NAMESPACE and
  * PMIX_RANK set), append to *BINDS (*N entries, bind_parse_all's array) an optional bind

@@ -93,3 +93,29 @@ userns_only() {
 	assert_equal "$stderr" "enter-devroot: warning: root 'dev': $server is not bound on $server: '${first#/tmp/}' is a symlink in the root (never followed)"
 	[[ ! -e $(root_of dev)/elsewhere ]] || fail "something was made through the symlink"
 }
+
+@test "mpi: the socket PMI_FD names (PMI-2's: srun --mpi=pmi2, MPICH's hydra) stays open for the command, moved above fd 9 with PMI_FD to match; a directory fd named so is closed" {
+	cat >"$W/pmi-fd.py" <<'EOF_PY'
+import os, socket, subprocess, sys
+ours, theirs = socket.socketpair()
+low = next(n for n in range(3, 10) if n not in (ours.fileno(), theirs.fileno()))
+os.dup2(theirs.fileno(), low)  # below 10: enter-devroot moves it
+theirs.close()
+env = dict(os.environ, PMI_FD=str(low))
+r = subprocess.run([sys.argv[1], "run", "dev", "--", "sh", "-c", 'echo "pmi-fd=$PMI_FD" >&"$PMI_FD"'],
+                   pass_fds=[low], env=env)
+os.close(low)
+print(ours.recv(100).decode().strip() or "nothing received", "exit", r.returncode, flush=True)
+d = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+r = subprocess.run([sys.argv[1], "run", "dev", "--", "sh", "-c",
+                    '(true <&"$PMI_FD") 2>/dev/null && echo open || echo closed'],
+                   pass_fds=[d], env=dict(os.environ, PMI_FD=str(d)))
+print("exit", r.returncode, flush=True)
+EOF_PY
+	run --separate-stderr python3 "$W/pmi-fd.py" "$EDR_BIN"
+	assert_equal "$stderr" ""
+	assert_success
+	assert_line --index 0 --regexp '^pmi-fd=[1-9][0-9]+ exit 0$'
+	assert_line --index 1 closed
+	assert_line --index 2 "exit 0"
+}
