@@ -264,6 +264,7 @@ run_command (const char *name, const struct enter_opts *opts)
   struct env_user user = { .home = home, .user = acct.name, .shell = shell, .devroot = name,
                            .prompt = prompt };
   char **envp = env_build (environ, &opts->env, image != NULL ? image->env : NULL, &user);
+  envp = mpi_env_defaults (envp, !opts->no_landlock && confine_landlock_abi () >= 1);
 
   /* enter runs the shell interactively, not as a login shell, like chroot(1): the
    * environment is exactly the one built above, not what profile scripts make of it.

@@ -158,3 +158,26 @@ mpi_add_binds (struct bind **binds, size_t *n)
     }
   add_slurm_appdir (binds, n, first);
 }
+
+/* Open MPI 4's parameter for the mechanism its shared-memory transport (vader) copies
+ * large messages between two ranks with, and the value that uses no other process's
+ * memory. */
+#define OMPI_SINGLE_COPY_VAR "OMPI_MCA_btl_vader_single_copy_mechanism"
+#define OMPI_SINGLE_COPY_NONE "none"
+
+char **
+mpi_env_defaults (char **envp, bool landlock)
+{
+  if (!landlock || (getenv ("PMIX_RANK") == NULL && getenv ("PMI_RANK") == NULL))
+    return envp;
+  size_t n = strv_length (envp);
+  for (size_t i = 0; i < n; i++)
+    if (str_has_prefix (envp[i], OMPI_SINGLE_COPY_VAR "="))
+      return envp; /* the caller's choice */
+  envp = xrealloc (envp, (n + 2) * sizeof *envp);
+  envp[n] = xstrdup (OMPI_SINGLE_COPY_VAR "=" OMPI_SINGLE_COPY_NONE);
+  envp[n + 1] = NULL;
+  verbose ("an MPI task in a Landlock domain: %s=%s (no single copy between ranks)",
+           OMPI_SINGLE_COPY_VAR, OMPI_SINGLE_COPY_NONE);
+  return envp;
+}

@@ -4,6 +4,7 @@
  * naming them (PMIX_*, PMI_*) reach the command already (env.c). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "enter/bind.h"
@@ -26,3 +27,13 @@ int mpi_pmi_fd (void);
  * pyxis. Only a directory of the caller's own that nobody else may write is bound (the
  * servers make them so): never /tmp, nor another user's. */
 void mpi_add_binds (struct bind **binds, size_t *n);
+
+/* The command's environment ENVP (strv, env_build's), for a task of an MPI job (PMIX_RANK
+ * or PMI_RANK set) that runs in a Landlock domain (LANDLOCK): each task's command has a
+ * domain of its own, and a Landlock domain may not ptrace a process outside it, nor so
+ * read its memory with process_vm_readv, which is Open MPI's single-copy transfer (CMA)
+ * between the ranks of a node. Every large message between them then fails once, printing
+ * "Read -1, expected N, errno = 1", before Open MPI copies it through the shared segment
+ * instead: OMPI_MCA_btl_vader_single_copy_mechanism=none, unless the caller set it, has
+ * it do so from the start. ENVP, or a new vector in its place (the old one freed). */
+char **mpi_env_defaults (char **envp, bool landlock);

@@ -94,6 +94,25 @@ userns_only() {
 	[[ ! -e $(root_of dev)/elsewhere ]] || fail "something was made through the symlink"
 }
 
+@test "mpi: an MPI task in a Landlock domain runs with Open MPI's single copy between ranks off (CMA would need ptrace across domains); the caller's own choice and --no-landlock keep it" {
+	userns_only
+	pmix_client -- run --mode userns dev -- sh -c 'echo "${OMPI_MCA_btl_vader_single_copy_mechanism-unset}"'
+	assert_success
+	if "$EDR_BIN" doctor 2>/dev/null | grep -q '^Landlock ABI  *[0-9]'; then
+		assert_output none
+	else
+		assert_output unset # no Landlock: the ranks may read each other's memory
+	fi
+	pmix_client OMPI_MCA_btl_vader_single_copy_mechanism=cma -- run --mode userns dev -- \
+		sh -c 'echo "$OMPI_MCA_btl_vader_single_copy_mechanism"'
+	assert_output cma
+	pmix_client -- run --mode userns --no-landlock dev -- sh -c 'echo "${OMPI_MCA_btl_vader_single_copy_mechanism-unset}"'
+	assert_output unset
+	# Not an MPI task: nothing.
+	edr_run run --mode userns dev -- sh -c 'echo "${OMPI_MCA_btl_vader_single_copy_mechanism-unset}"'
+	assert_output unset
+}
+
 @test "mpi: the socket PMI_FD names (PMI-2's: srun --mpi=pmi2, MPICH's hydra) stays open for the command, moved above fd 9 with PMI_FD to match; a directory fd named so is closed" {
 	cat >"$W/pmi-fd.py" <<'EOF_PY'
 import os, socket, subprocess, sys
@@ -119,3 +138,4 @@ EOF_PY
 	assert_line --index 1 closed
 	assert_line --index 2 "exit 0"
 }
+
