@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -98,7 +99,8 @@ bound_already (const struct bind *binds, size_t first, size_t n, const char *pat
 }
 
 /* PATH (from the variable WHAT) as an optional bind, where it is a directory of the
- * caller's own that no one else may write. */
+ * caller's own that no one else may write: nosuid, nodev and noexec, as enroot's hook
+ * mounts it (it holds data files the clients map, nothing to run). */
 static void
 add_dir (struct bind **binds, size_t *n, size_t first, const char *what, const char *path)
 {
@@ -117,7 +119,9 @@ add_dir (struct bind **binds, size_t *n, size_t first, const char *what, const c
   verbose ("%s: binding the PMIx server's directory %s at the same path", what, dir);
   *binds = xrealloc (*binds, (*n + 2) * sizeof **binds);
   (*binds)[*n] = (struct bind) { .src = xstrdup (dir), .dst = steal_pointer (&dir),
-                                 .dir = true, .optional = true };
+                                 .dir = true, .optional = true,
+                                 .attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
+                                          | MOUNT_ATTR_NOEXEC };
   (*n)++;
   (*binds)[*n] = (struct bind) { 0 };
 }

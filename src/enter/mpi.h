@@ -19,7 +19,8 @@ int mpi_pmi_fd (void);
 
 /* userns mode: where this process is a PMIx server's client (PMIX_NAMESPACE and
  * PMIX_RANK set), append to *BINDS (*N entries, bind_parse_all's array) an optional bind
- * (bind.h), read-write, at its own path inside the root, of each directory the server
+ * (bind.h), read-write, nosuid, nodev and noexec, at its own path inside the root, of
+ * each directory the server
  * keeps for its clients: PMIX_SERVER_TMPDIR (its shared-memory store, which the clients
  * map: without it every rank prints PMIx's "gds_ds12_lock_pthread.c" error and falls back
  * to asking the server), each PMIX_DSTORE_*_BASE_PATH outside it, and Slurm's

@@ -45,11 +45,17 @@ userns_only() {
 		-- run --mode userns dev -- sh -c "
 			cat $server/pmix_dstor_ds21_42/initial-pmix_shared-segment-0
 			echo from-client >$server/client && echo rank-0 >$appdir/0 && echo wrote
-			cut -d' ' -f5 /proc/self/mountinfo | grep -c '^$W/'"
+			cut -d' ' -f5 /proc/self/mountinfo | grep -c '^$W/'
+			grep ' $server ' /proc/self/mountinfo | cut -d' ' -f6"
 	assert_success
 	assert_equal "$stderr" ""
 	# Two mounts: the server's directory (its dstore beneath it not again) and the appdir.
-	assert_output $'from-server\nwrote\n2'
+	assert_line --index 0 from-server
+	assert_line --index 1 wrote
+	assert_line --index 2 2
+	# Mounted as enroot's hook mounts it: data for the clients, nothing to run.
+	assert_line --index 3 --regexp '^rw,nosuid,nodev,noexec(,|$)'
+	[[ ${#lines[@]} -eq 4 ]] || fail "$output"
 	assert_equal "$(cat "$server/client")" from-client
 	assert_equal "$(cat "$appdir/0")" rank-0
 }
