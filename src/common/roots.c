@@ -425,6 +425,30 @@ remove_locked (const struct store_paths *p, const char *name, bool fatal)
   return 0;
 }
 
+/* A Slurm step's state files of root NAME (locks/NAME.step, and a job's root's
+ * locks/NAME.STEP.step): the last task of a step removes its own, but tasks killed with
+ * SIGKILL leave theirs; once the root goes they count nothing, and a later job of the
+ * same id (a new cluster's) must not take them for its own (slurmstep.c). */
+static void
+remove_step_state (const struct store_paths *p, const char *name)
+{
+  DIR *d = opendir (p->locks);
+  if (d == NULL)
+    return;
+  size_t n = strlen (name);
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    {
+      const char *rest = de->d_name + n;
+      if (strncmp (de->d_name, name, n) != 0 || !str_has_suffix (rest, ".step"))
+        continue;
+      size_t middle = strlen (rest) - strlen (".step");
+      if (middle == 0
+          || (rest[0] == '.' && middle > 1 && strspn (rest + 1, "0123456789") == middle - 1))
+        unlinkat (dirfd (d), de->d_name, 0);
+    }
+  closedir (d);
+}
+
 static void
 remove_one (struct store_paths *p, const char *name, bool force)
 {
@@ -442,6 +466,7 @@ remove_one (struct store_paths *p, const char *name, bool force)
   inuse_stop_keepers (p->locks, name);
   if (remove_locked (p, name, true) < 0)
     die ("cannot remove '%s': no such devroot", name);
+  remove_step_state (p, name);
 }
 
 void
@@ -476,40 +501,38 @@ ephemeral_abandoned (const struct store_paths *p, const char *name)
   return true;
 }
 
-/* A Slurm step's state files of throwaway root NAME (locks/NAME.step, and a job's root's
- * locks/NAME.STEP.step): the last task of a step removes its own, but tasks killed with
- * SIGKILL leave theirs; once the root goes, nothing reads them. */
-static void
-remove_step_state (const struct store_paths *p, const char *name)
+/* Remove NAME's root under its name's lock: 1, 0 when there was none, -1 after a warning
+ * line; the lock's fd into *LOCKFD (-1 when it could not be taken). */
+static int
+lock_and_remove (const struct store_paths *p, const char *name, int *lockfd)
 {
-  DIR *d = opendir (p->locks);
-  if (d == NULL)
-    return;
-  size_t n = strlen (name);
-  for (struct dirent *de; (de = readdir (d)) != NULL;)
-    {
-      const char *rest = de->d_name + n;
-      if (strncmp (de->d_name, name, n) != 0 || !str_has_suffix (rest, ".step"))
-        continue;
-      size_t middle = strlen (rest) - strlen (".step");
-      if (middle == 0
-          || (rest[0] == '.' && middle > 1 && strspn (rest + 1, "0123456789") == middle - 1))
-        unlinkat (dirfd (d), de->d_name, 0);
-    }
-  closedir (d);
-}
-
-int
-roots_remove_ephemeral (const struct store_paths *p, const char *name)
-{
-  int lockfd = lock_name (p, name);
-  if (lockfd < 0)
+  *lockfd = lock_name (p, name);
+  if (*lockfd < 0)
     {
       warn ("cannot remove '%s': another enter-devroot is creating or removing it", name);
       errno = EBUSY;
       return -1;
     }
-  int ret = remove_locked (p, name, false) == 0 ? 1 : errno == ENOENT ? 0 : -1;
+  return remove_locked (p, name, false) == 0 ? 1 : errno == ENOENT ? 0 : -1;
+}
+
+int
+roots_remove_leftover (const struct store_paths *p, const char *name)
+{
+  int lockfd;
+  int ret = lock_and_remove (p, name, &lockfd);
+  if (lockfd >= 0)
+    close (lockfd);
+  return ret;
+}
+
+int
+roots_remove_ephemeral (const struct store_paths *p, const char *name)
+{
+  int lockfd;
+  int ret = lock_and_remove (p, name, &lockfd);
+  if (lockfd < 0)
+    return ret;
   /* The name is random and never used again: its lock files would only pile up. */
   cleanup_free char *lock = paths_lock (p, name);
   cleanup_free char *run_lock = paths_run_lock (p, name);

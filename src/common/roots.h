@@ -67,3 +67,7 @@ int reap_abandoned_ephemeral (const struct store_paths *p);
  * 1 when removed, 0 when there was no such root, -1 after a warning line naming what
  * failed. */
 int roots_remove_ephemeral (const struct store_paths *p, const char *name);
+/* Remove root NAME and its metadata only, its lock files kept (the caller holds its run
+ * lock and its step's state: slurmstep.h): what an earlier run of a Slurm step left under
+ * the name the step's run now makes. Returns as roots_remove_ephemeral. */
+int roots_remove_leftover (const struct store_paths *p, const char *name);

@@ -520,6 +520,27 @@ close_fds_from (int lowfd)
   closedir (d);
 }
 
+void
+close_fds_except (int lowfd, int keep)
+{
+  if (keep < lowfd)
+    {
+      close_fds_from (lowfd);
+      return;
+    }
+  int below = keep;
+#ifdef HAVE_CLOSE_RANGE
+  if (keep > lowfd && close_range ((unsigned) lowfd, (unsigned) keep - 1, 0) == 0)
+    below = lowfd;
+#elif defined(SYS_close_range)
+  if (keep > lowfd && syscall (SYS_close_range, (unsigned) lowfd, (unsigned) keep - 1, 0) == 0)
+    below = lowfd;
+#endif
+  for (int fd = lowfd; fd < below; fd++)
+    close (fd);
+  close_fds_from (keep + 1);
+}
+
 bool
 str_has_prefix (const char *s, const char *prefix)
 {

@@ -119,6 +119,8 @@ int open_dir_in_root (int rootfd, const char *path);
 
 /* Close every fd >= lowfd (close_range with a /proc/self/fd fallback). */
 void close_fds_from (int lowfd);
+/* The same, but for KEEP (none when KEEP < LOWFD). */
+void close_fds_except (int lowfd, int keep);
 
 bool str_has_prefix (const char *s, const char *prefix);
 bool str_has_suffix (const char *s, const char *suffix);

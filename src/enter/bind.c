@@ -15,6 +15,7 @@
  * Landlock right overrides. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -112,42 +113,55 @@ bind_parse_all (char **specs, size_t *n_out)
   return binds;
 }
 
+/* B's DST cannot be made or used in the root, for the reason FORMAT gives: a --bind ends
+ * the run there, one line naming it; an optional bind (bind.h) is left out, that line a
+ * warning: -1. */
+__attribute__((format (printf, 3, 4))) static int
+dst_refused (const char *name, const struct bind *b, const char *format, ...)
+{
+  va_list ap;
+  va_start (ap, format);
+  cleanup_free char *why = xvasprintf (format, ap);
+  va_end (ap);
+  if (!b->optional)
+    die ("cannot bind %s on %s in root '%s': %s", b->src, b->dst, name, why);
+  warn ("root '%s': %s is not bound on %s: %s", name, b->src, b->dst, why);
+  return -1;
+}
+
 /* DST's last component COMP under CUR when SRC is not a directory: an existing file,
  * socket or FIFO, or with CREATE an empty file made for it; -1 (errno ENOENT) when
- * missing and not CREATE. die()s on a symlink or a directory. */
+ * missing and not CREATE. A symlink or a directory is refused (dst_refused). */
 static int
 open_dst_leaf (const char *name, const struct bind *b, int cur, const char *comp, bool create)
 {
-  int fd = openat (cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_fd int fd = openat (cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT)
     {
       if (!create)
         return -1;
       int made = openat (cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
       if (made < 0 && errno != EEXIST)
-        die ("cannot bind %s on %s in root '%s': cannot create %s: %s", b->src, b->dst, name,
-             comp, strerror (errno));
+        return dst_refused (name, b, "cannot create %s: %s", comp, strerror (errno));
       if (made >= 0)
         close (made);
       fd = openat (cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     }
   struct stat st;
   if (fd < 0 || fstat (fd, &st) < 0)
-    die ("cannot bind %s on %s in root '%s': %s: %s", b->src, b->dst, name, comp,
-         strerror (errno));
+    return dst_refused (name, b, "%s: %s", comp, strerror (errno));
   if (S_ISLNK (st.st_mode))
-    die ("cannot bind %s on %s in root '%s': '%s' is a symlink in the root (never followed)",
-         b->src, b->dst, name, comp);
+    return dst_refused (name, b, "'%s' is a symlink in the root (never followed)", comp);
   if (S_ISDIR (st.st_mode))
-    die ("cannot bind %s on %s in root '%s': '%s' is a directory, and %s is not", b->src,
-         b->dst, name, comp, b->src);
-  return fd;
+    return dst_refused (name, b, "'%s' is a directory, and %s is not", comp, b->src);
+  return steal_fd (&fd);
 }
 
 /* Open B's DST from the working directory (the root) one component at a time, never
  * following a symlink. With CREATE false, stop at the first missing component (-1 with
- * errno ENOENT); with CREATE true, make it. die()s on a symlink, a non-directory on the
- * way, or a last component whose kind is not SRC's (a directory for a directory). */
+ * errno ENOENT); with CREATE true, make it. A symlink, a non-directory on the way, or a
+ * last component whose kind is not SRC's (a directory for a directory) is refused
+ * (dst_refused). */
 static int
 open_dst (const char *name, const struct bind *b, bool create)
 {
@@ -176,8 +190,7 @@ open_dst (const char *name, const struct bind *b, bool create)
           if (!create)
             return -1;
           if (mkdirat (cur, comp, 0755) < 0 && errno != EEXIST)
-            die ("cannot bind %s on %s in root '%s': cannot create %s: %s", b->src, b->dst,
-                 name, comp, strerror (errno));
+            return dst_refused (name, b, "cannot create %s: %s", comp, strerror (errno));
           fd = openat (cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }
       if (fd < 0)
@@ -185,13 +198,11 @@ open_dst (const char *name, const struct bind *b, bool create)
           int errsv = errno;
           struct stat st;
           if (fstatat (cur, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK (st.st_mode))
-            die ("cannot bind %s on %s in root '%s': '%s' is a symlink in the root (never "
-                 "followed)", b->src, b->dst, name, comp);
+            return dst_refused (name, b, "'%s' is a symlink in the root (never followed)",
+                                comp);
           if (errsv == ENOTDIR)
-            die ("cannot bind %s on %s in root '%s': '%s' is not a directory", b->src, b->dst,
-                 name, comp);
-          die ("cannot bind %s on %s in root '%s': %s: %s", b->src, b->dst, name, comp,
-               strerror (errsv));
+            return dst_refused (name, b, "'%s' is not a directory", comp);
+          return dst_refused (name, b, "%s: %s", comp, strerror (errsv));
         }
       close (cur);
       cur = fd;
@@ -203,11 +214,16 @@ static void
 mount_one (const char *name, const struct bind *b)
 {
   cleanup_fd int dst = open_dst (name, b, true);
+  if (dst < 0)
+    return; /* an optional bind, left out: open_dst said why */
   cleanup_fd int tree = (int) syscall (SYS_open_tree, AT_FDCWD, b->src,
                                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC
                                        | (b->shallow ? 0 : AT_RECURSIVE));
   if (tree < 0)
-    die_with_error ("cannot bind %s on %s in root '%s': open_tree", b->src, b->dst, name);
+    {
+      dst_refused (name, b, "open_tree: %s", strerror (errno));
+      return;
+    }
   struct mount_attr attr = { .attr_set = (b->ro ? MOUNT_ATTR_RDONLY : 0) | b->attrs };
   if (attr.attr_set != 0
       && syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
@@ -220,7 +236,7 @@ mount_one (const char *name, const struct bind *b)
            b->attrs & MOUNT_ATTR_NOEXEC ? ", noexec" : "");
   if (syscall (SYS_move_mount, tree, "", dst, "",
                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-    die_with_error ("cannot bind %s on %s in root '%s': move_mount", b->src, b->dst, name);
+    dst_refused (name, b, "move_mount: %s", strerror (errno));
 }
 
 void
@@ -228,6 +244,8 @@ bind_check_all (const char *name, const struct bind *binds, size_t n)
 {
   for (size_t i = 0; i < n; i++)
     {
+      if (binds[i].optional)
+        continue; /* never ends the run: mount_one leaves it out if it cannot be made */
       int fd = open_dst (name, &binds[i], false);
       if (fd >= 0)
         close (fd);

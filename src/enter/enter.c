@@ -2,7 +2,8 @@
  *
  *   1. refuse setuid/setgid execution (done first thing in main);
  *   2. close every fd above 2: a leaked directory fd is a way out of any chroot
- *      (runc CVE-2024-21626); the kernel does not check for one;
+ *      (runc CVE-2024-21626); the kernel does not check for one. The one exception is
+ *      the socket PMI_FD names, an MPI task's line to its launcher (mpi.c);
  *   3. PR_SET_NO_NEW_PRIVS: nothing run inside can gain privilege through setuid/setgid
  *      files or file capabilities planted in the root; the patched kernel requires it;
  *   4. unshare(CLONE_FS): the root and cwd we change are ours alone even if a library
@@ -25,10 +26,11 @@
  *      foreground group (terminal.c: ours does not exist in its PID namespace, and a
  *      shell needs one it can see for job control); it maps the
  *      caller's uid and gid to themselves, makes its mounts private, mounts a tmpfs /dev
- *      holding the host's null, zero, full, random, urandom and tty, a devpts of its own
- *      and the user's terminal as console (mount_dev), a fresh
- *      /proc (pidns.c), the host's resolv.conf and hosts read-only (hostfiles.c) and
- *      every --bind (bind.c: all checked before anything is created) inside the root,
+ *      holding the host's null, zero, full, random, urandom and tty, a tmpfs /dev/shm
+ *      as large as the host's, a devpts of its own and the user's terminal as console
+ *      (mount_dev), a fresh /proc (pidns.c), the host's resolv.conf and hosts read-only
+ *      (hostfiles.c), every --bind (bind.c: all checked before anything is created) and
+ *      for an MPI task its PMIx server's directories (mpi.c) inside the root,
  *      chroot(".")s, drops its capabilities and, as PID 1, forks the command and reaps
  *      (pidns.c);
  *   9. in the command (run_command): check that getcwd() is "/" and "." is "/" (the runc
@@ -84,6 +86,7 @@
 #include "enter/ephemeral.h"
 #include "enter/hostfiles.h"
 #include "enter/mounts.h"
+#include "enter/mpi.h"
 #include "enter/pidns.h"
 #include "enter/rootemu.h"
 #include "enter/shell.h"
@@ -263,6 +266,7 @@ run_command (const char *name, const struct enter_opts *opts)
   struct env_user user = { .home = home, .user = acct.name, .shell = shell, .devroot = name,
                            .prompt = prompt };
   char **envp = env_build (environ, &opts->env, image != NULL ? image->env : NULL, &user);
+  envp = mpi_env_defaults (envp, !opts->no_landlock && confine_landlock_abi () >= 1);
 
   /* enter runs the shell interactively, not as a login shell, like chroot(1): the
    * environment is exactly the one built above, not what profile scripts make of it.
@@ -286,7 +290,7 @@ become_job_child (int lowfd)
 {
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     die_with_error ("cannot set the parent-death signal");
-  close_fds_from (lowfd);
+  close_fds_except (lowfd, mpi_pmi_fd ());
 }
 
 /* chroot mode: the child makes ROOTFD, its working directory, its root and becomes the
@@ -613,7 +617,7 @@ enter_devroot (const struct cli *cli)
 {
   struct enter_opts opts_image = cli->enter;
   const struct enter_opts *opts = &opts_image;
-  close_fds_from (STDERR_FILENO + 1);
+  close_fds_except (STDERR_FILENO + 1, mpi_pmi_fd ());
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     die_with_error ("cannot set no_new_privs");
   if (unshare (CLONE_FS) < 0)
@@ -688,6 +692,9 @@ enter_devroot (const struct cli *cli)
          "Entrypoint or Cmd (see '%s help run')", name, PROGRAM_NAME);
   if (!opts->no_host_dns && mode == ENTER_MODE_CHROOT)
     hostfiles_refresh_copies (name, root);
+  /* An MPI task's view of its PMIx server: optional binds, after the user's. */
+  if (mode == ENTER_MODE_USERNS)
+    mpi_add_binds (&binds, &n_binds);
   int rootfd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rootfd < 0)
     die_with_error ("cannot enter root '%s': cannot open %s", name, root);

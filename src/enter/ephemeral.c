@@ -246,6 +246,9 @@ ephemeral_create (const struct cli *cli, struct ephemeral *e, bool userns)
     }
   struct stat st;
   cleanup_free char *root = paths_root (&e->paths, e->name);
+  /* The step's count was an earlier run's (slurmstep.h): so is a root of its name. */
+  if (e->share.stale && !e->share.job_scoped)
+    roots_remove_leftover (&e->paths, e->name);
   if (e->share.job_scoped && lstat (root, &st) == 0)
     {
       step_share_created (&e->share, true); /* an earlier step of the job made it */

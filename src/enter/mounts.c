@@ -1,6 +1,6 @@
 /* The mounts a userns-mode job makes in its own mount namespace: mount(2) through an fd, and
- * the job's /dev (a tmpfs with the host's harmless devices, a devpts of its own, the
- * user's terminal as console). */
+ * the job's /dev (a tmpfs with the host's harmless devices, a tmpfs of its own on shm/, a
+ * devpts of its own, the user's terminal as console). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -104,6 +105,40 @@ mount_devpts (const char *name, int dev)
     warn ("root '%s': no /dev/ptmx: %s", name, strerror (errno));
 }
 
+/* DEV/shm: a tmpfs of the job's own, as large as the host's /dev/shm (and holding as many
+ * files), with its nosuid, nodev and noexec: POSIX shared memory (shm_open) and MPI's
+ * shared-memory transports (Open MPI's vader/sm segments, 4 MiB a rank and more) live
+ * there, which /dev's 1 MiB could not hold. The tasks of a Slurm step on a node share it
+ * with the namespaces they share (stepns.c). Not the host's own /dev/shm: that would
+ * hand the job every segment of the user's other programs and jobs, which the root
+ * otherwise keeps out (SECURITY.md). Its pages are charged as the host's are, to the
+ * memory cgroup of whoever writes them. */
+static void
+mount_shm (const char *name, int dev)
+{
+  struct statvfs host;
+  cleanup_free char *data = NULL;
+  unsigned long flags = MS_NOSUID | MS_NODEV;
+  if (statvfs ("/dev/shm", &host) == 0 && host.f_blocks > 0)
+    {
+      data = host.f_files > 0
+               ? xasprintf ("mode=1777,size=%llu,nr_inodes=%llu",
+                            (unsigned long long) host.f_blocks * host.f_frsize,
+                            (unsigned long long) host.f_files)
+               : xasprintf ("mode=1777,size=%llu",
+                            (unsigned long long) host.f_blocks * host.f_frsize);
+      if (host.f_flag & ST_NOEXEC)
+        flags |= MS_NOEXEC;
+    }
+  else
+    data = xstrdup ("mode=1777"); /* the host has none: tmpfs's own default, half the RAM */
+  cleanup_fd int shm = -1;
+  if (mkdirat (dev, "shm", 0755) < 0
+      || (shm = openat (dev, "shm", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0
+      || mount_on_fd ("tmpfs", shm, "tmpfs", flags, data) < 0)
+    warn ("root '%s': no /dev/shm: %s", name, strerror (errno));
+}
+
 /* DEV/console: the terminal the user entered from, bound from the host (as podman and
  * docker do with -t). Its host name, /dev/pts/N, is on the host's devpts, which the root
  * does not see: without a name for it inside, `tty` says "not a tty" and programs that
@@ -125,8 +160,8 @@ mount_console (const char *name, int dev, const struct terminal *term)
 /* userns mode, before chroot: in the job's private mount namespace, a fresh tmpfs on the
  * root's dev/ directory (the root on disk is not touched) holding the host's null, zero,
  * full, random, urandom and tty (bind mounts), fd, stdin, stdout and stderr symlinks, a
- * shm/ directory, a devpts of its own on pts/ with ptmx, and the user's terminal as
- * console. The working directory is the new root. A root without a dev/ directory gets
+ * tmpfs on shm/ as large as the host's /dev/shm, a devpts of its own on pts/ with ptmx,
+ * and the user's terminal as console. The working directory is the new root. A root without a dev/ directory gets
  * nothing; a failure is one warning line, not fatal: the root is usable without. */
 void
 mount_dev (const char *name, const struct terminal *term)
@@ -161,9 +196,7 @@ mount_dev (const char *name, const struct terminal *term)
   for (size_t i = 0; i < N_ELEMENTS (links); i++)
     if (symlinkat (links[i][1], dev, links[i][0]) < 0)
       warn ("root '%s': no /dev/%s: %s", name, links[i][0], strerror (errno));
-  /* mkdirat applies the umask: set the sticky, world-writable mode explicitly. */
-  if (mkdirat (dev, "shm", 01777) < 0 || fchmodat (dev, "shm", 01777, 0) < 0)
-    warn ("root '%s': no /dev/shm: %s", name, strerror (errno));
+  mount_shm (name, dev);
   mount_devpts (name, dev);
   mount_console (name, dev, term);
 }

@@ -13,6 +13,7 @@ int mount_on_fd (const char *source, int fd, const char *type, unsigned long fla
 
 /* userns mode, before chroot, the working directory the new root: a fresh tmpfs on its
  * dev/ holding the host's null, zero, full, random, urandom and tty, the fd and std*
- * links, shm/, a devpts of its own and TERM's terminal as console. Failures are one
+ * links, a tmpfs on shm/ as large as the host's /dev/shm, a devpts of its own and TERM's
+ * terminal as console. Failures are one
  * warning line each (NAME names the root): the root is usable without. */
 void mount_dev (const char *name, const struct terminal *term);

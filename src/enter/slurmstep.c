@@ -4,9 +4,13 @@
  * the step's tasks each node runs. The root's name is made of them (slurm-job.h names a
  * job's roots, the plugin's too), so every task of the step on a node finds the same one;
  * a file in the store's locks directory, locks/NAME.step, holds the step's count
- * (slurm-job.h's, the plugin's too) under flock(). A task killed with SIGKILL never
- * leaves: its root stays until every task's run lock is free, and then the next create or
- * doctor reaps it like any abandoned throwaway root. */
+ * (slurm-job.h's, the plugin's too) under flock(), and which run of the step it counts:
+ * its slurmstepd's PID and start time. A task killed with SIGKILL never leaves: its root
+ * stays until every task's run lock is free, and then the next create or doctor reaps it
+ * like any abandoned throwaway root, and `remove` of it takes its count too. Meanwhile a
+ * job of the same id (a new cluster counts from 1 again) finds the count another
+ * slurmstepd's, gone: it starts afresh, the leftover root removed, rather than entering a
+ * root that is not there or not its own. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,10 +19,31 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "common/inuse.h"
 #include "common/roots.h"
 #include "common/slurm-job.h"
 #include "common/util.h"
+#include "common/verbose.h"
 #include "enter/slurmstep.h"
+
+/* How far up the process tree a task looks for its slurmstepd: past the shells and
+ * wrappers a job script runs enter-devroot through. */
+#define STEP_DAEMON_DEPTH 16
+#define STEP_DAEMON_COMM "slurmstepd"
+
+/* This task's slurmstepd (slurmstep.h), or {0, 0}. */
+static struct step_daemon
+step_daemon_find (void)
+{
+  pid_t p = getppid ();
+  for (int i = 0; p > 1 && i < STEP_DAEMON_DEPTH; i++, p = inuse_parent_of (p))
+    {
+      cleanup_free char *comm = inuse_command (p);
+      if (strcmp (comm, STEP_DAEMON_COMM) == 0)
+        return (struct step_daemon) { .pid = p, .started = inuse_start_time (p) };
+    }
+  return (struct step_daemon) { 0 };
+}
 
 /* Job and step ids: 32 bits (a busy cluster's job ids pass a million soon). */
 static bool
@@ -56,6 +81,7 @@ step_share_from_env (struct step_share *s, const char *job_root)
   s->job_scoped = job_root != NULL;
   s->step_id = step_id;
   s->name = xstrdup (name);
+  s->daemon = step_daemon_find ();
   return true;
 }
 
@@ -85,23 +111,52 @@ step_file_write (int fd, const char *path, const char *text)
     die_with_error ("cannot write %s", path);
 }
 
-static void
-state_read (const struct step_share *s, struct step_count *st)
+/* The state into ST, and the slurmstepd it counts for into D ({0, 0} where unknown: one an
+ * enter-devroot before the daemon was recorded wrote); false when it is empty (new). */
+static bool
+state_read (const struct step_share *s, struct step_count *st, struct step_daemon *d)
 {
   char buf[STEP_STATE_MAX + 1];
   size_t n = step_file_read (s->state_fd, s->state_path, buf);
   *st = (struct step_count) { 0 };
-  if (n > 0
-      && sscanf (buf, "%u %u %u %u", &st->joined, &st->left, &st->created, &st->failed) != 4)
-    die ("%s: malformed (expected four counters)", s->state_path);
+  *d = (struct step_daemon) { 0 };
+  if (n == 0)
+    return false;
+  long pid = 0;
+  unsigned long long started = 0;
+  int got = sscanf (buf, "%u %u %u %u %ld %llu", &st->joined, &st->left, &st->created,
+                    &st->failed, &pid, &started);
+  if (got != 4 && got != 6)
+    die ("%s: malformed (expected four counters, then a PID and a start time)",
+         s->state_path);
+  *d = (struct step_daemon) { .pid = (pid_t) pid, .started = started };
+  return true;
 }
 
 static void
 state_write (const struct step_share *s, const struct step_count *st)
 {
   char buf[STEP_STATE_MAX];
-  snprintf (buf, sizeof buf, "%u %u %u %u\n", st->joined, st->left, st->created, st->failed);
+  snprintf (buf, sizeof buf, "%u %u %u %u %ld %llu\n", st->joined, st->left, st->created,
+            st->failed, (long) s->daemon.pid, (unsigned long long) s->daemon.started);
   step_file_write (s->state_fd, s->state_path, buf);
+}
+
+/* Whether the state read, counting for slurmstepd WAS, is another run's of the step than
+ * this task's, one whose slurmstepd is gone: then it is not counted (dies where that
+ * slurmstepd still runs: that is a live step of the same name, which no cluster makes).
+ * Where this task's slurmstepd is unknown, nothing tells: the state is counted, as it
+ * was before the daemon was recorded. */
+static bool
+state_is_stale (const struct step_share *s, const struct step_daemon *was)
+{
+  if (s->daemon.pid <= 0 || (was->pid == s->daemon.pid && was->started == s->daemon.started))
+    return false;
+  if (was->pid > 0 && inuse_start_time (was->pid) == was->started)
+    die ("run --ephemeral: %s counts the tasks of slurmstepd %ld, which runs, and this task's "
+         "is %ld: two Slurm clusters with the same node names share this store?",
+         s->state_path, (long) was->pid, (long) s->daemon.pid);
+  return true;
 }
 
 static void
@@ -139,7 +194,14 @@ step_share_join (const struct store_paths *p, struct step_share *s)
     die_with_error ("cannot open %s", s->state_path);
   state_lock (s);
   struct step_count st;
-  state_read (s, &st);
+  struct step_daemon was;
+  if (state_read (s, &st, &was) && state_is_stale (s, &was))
+    {
+      verbose ("run --ephemeral: %s was left by an earlier run of the step (slurmstepd %ld, "
+               "gone): not counted", s->state_path, (long) was.pid);
+      st = (struct step_count) { 0 };
+      s->stale = true;
+    }
   enum step_join join = step_count_join (&st);
   if (join == STEP_JOIN_FAILED)
     {
@@ -157,7 +219,8 @@ void
 step_share_created (struct step_share *s, bool ok)
 {
   struct step_count st;
-  state_read (s, &st);
+  struct step_daemon was;
+  state_read (s, &st, &was);
   step_count_created (&st, ok);
   state_write (s, &st);
   state_unlock (s);
@@ -168,7 +231,8 @@ step_share_leave (struct step_share *s)
 {
   state_lock (s);
   struct step_count st;
-  state_read (s, &st);
+  struct step_daemon was;
+  state_read (s, &st, &was);
   bool last = step_count_leave (&st, s->local_tasks);
   state_save (s, &st, last);
   state_unlock (s);

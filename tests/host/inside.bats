@@ -174,6 +174,23 @@ teardown() { edr_teardown; }
 	! grep -q "$(root_of dev)" /proc/self/mountinfo || fail "a mount leaked out"
 }
 
+@test "inside: in userns mode /dev/shm is a tmpfs of the job's own as large as the host's: a 16 MiB segment fits (MPI's shared memory), and is not on the host's" {
+	[[ -d /dev/shm ]] || skip "this host has no /dev/shm"
+	local host_kb
+	host_kb=$(df -Pk /dev/shm | awk 'NR == 2 { print $2 }')
+	edr_run run --mode userns dev -- sh -c '
+		dd if=/dev/zero of=/dev/shm/edr-segment-$$ bs=1M count=16 2>/dev/null && echo wrote
+		df -Pk /dev/shm | awk "NR == 2 { print \$2 }"
+		mount | grep " /dev/shm "'
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line wrote
+	assert_line --index 1 "$host_kb"
+	assert_line --index 2 --regexp '^tmpfs on /dev/shm type tmpfs \(rw,nosuid,nodev,'
+	run ls /dev/shm
+	refute_output --partial edr-segment-
+}
+
 @test "inside: a root whose dev is a symlink gets no /dev mounted through it" {
 	mkdir -p "$W/tree/etc" "$W/outdev"
 	ln -s "$W/outdev" "$W/tree/dev"

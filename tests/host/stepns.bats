@@ -19,6 +19,8 @@ setup() {
 
 teardown() {
 	local p
+	# A stand-in slurmstepd's tasks first: they are its children.
+	for p in "${PIDS[@]}"; do pkill -KILL -P "$p" 2>/dev/null || true; done
 	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
 	edr_teardown
 }
@@ -162,4 +164,121 @@ assert_all_gone() {
 	[[ ! -e $(root_of "$name") ]] || fail "the root was not reaped"
 	run ls -A "$(store)/locks"
 	refute_output --partial "$name"
+}
+
+# stepd DIR N CMD...: a stand-in for a step's slurmstepd on this node, DIR/slurmstepd, in
+# the background: a process of that name that forks the step's N tasks there as its
+# children, as Slurm's does (slurmstep.c recognises the run of the step by it), each CMD
+# with SLURM_PROCID set, its output in $T/taskI.out and .err, and exits with the last
+# failure. Its PID: $STEPD_PID.
+stepd() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	cat >"$dir/slurmstepd" <<'EOS'
+#!/bin/sh
+n=$1 out=$2
+shift 2
+i=0 pids= rc=0
+while [ "$i" -lt "$n" ]; do
+	SLURM_PROCID=$i "$@" >"$out/task$i.out" 2>"$out/task$i.err" &
+	pids="$pids $!"
+	i=$((i + 1))
+done
+for p in $pids; do wait "$p" || rc=$?; done
+exit "$rc"
+EOS
+	chmod +x "$dir/slurmstepd"
+	local n=$1
+	shift
+	# Not bats's fd 3 either: a task left running would hold its output open.
+	"$dir/slurmstepd" "$n" "$T" "$@" </dev/null >/dev/null 2>&1 3>&- &
+	STEPD_PID=$!
+	PIDS+=($!)
+}
+
+# ephemeral_step DIR N SCRIPT: the step's N tasks on this node, under stand-in slurmstepd
+# DIR, each running SCRIPT in the step's throwaway root.
+ephemeral_step() {
+	stepd "$1" "$2" "$EDR_BIN" run --mode userns --ephemeral --from "$EDR_TEMPLATE" -- /bin/sh -c "$3"
+}
+
+# kill_step: SIGKILL the tasks of the stand-in slurmstepd $STEPD_PID, then the stand-in,
+# as `scancel --signal=KILL` kills a step's processes; wait until they are all gone.
+kill_step() {
+	local tasks
+	tasks=$(pgrep -P "$STEPD_PID") || fail "slurmstepd stand-in $STEPD_PID has no task"
+	# shellcheck disable=SC2086 # one PID a word
+	kill -KILL $tasks "$STEPD_PID"
+	wait "$STEPD_PID" 2>/dev/null || true
+	assert_all_gone
+}
+
+# wait_output N TEXT: until task N printed the line TEXT (at most 30 s).
+wait_output() {
+	local i
+	for i in $(seq 300); do
+		grep -qx "$2" "$T/task$1.out" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "task $1 never printed '$2': $(cat "$T/task$1.err")"
+}
+
+@test "stepns: run --ephemeral's tasks killed with SIGKILL, their root removed: a later job of the same id runs (job ids restart on a new cluster)" {
+	local name=ephemeral-slurm-$SLURM_JOB_ID.0.n1
+	NS_STATE=$(store)/locks/$name@$name.ns
+	# One of the step's two tasks on n1 has started when the step is killed.
+	export SLURM_STEP_TASKS_PER_NODE=2
+	ephemeral_step "$T/cluster1" 1 'echo started; sleep 1000'
+	wait_output 0 started
+	[[ -e $(store)/locks/$name.step && -d $(root_of "$name") ]] || fail "no step state or root"
+	kill_step
+	edr_run remove "$name"
+	assert_success
+	run ls -A "$(store)/locks"
+	refute_output --partial "$name.step"
+	# The same job and step ids, another slurmstepd: both of the step's tasks on n1.
+	ephemeral_step "$T/cluster2" 2 'grep PRETTY /etc/os-release'
+	wait "$STEPD_PID" || fail "a task failed: $(cat "$T"/task*.err)"
+	run cat "$T/task0.out" "$T/task1.out"
+	assert_output $'PRETTY_NAME="enter-devroot minimal (busybox)"\nPRETTY_NAME="enter-devroot minimal (busybox)"'
+	run cat "$T/task0.err" "$T/task1.err"
+	assert_output ""
+	[[ ! -e $(root_of "$name") ]] || fail "the step's root outlived it"
+	run ls -A "$(store)/locks"
+	refute_output --partial "$name"
+}
+
+@test "stepns: run --ephemeral's tasks killed with SIGKILL: a later job of the same id, before any doctor, gets a root of its own, not theirs" {
+	local name=ephemeral-slurm-$SLURM_JOB_ID.0.n1
+	NS_STATE=$(store)/locks/$name@$name.ns
+	ephemeral_step "$T/cluster1" 1 ': >/left-by-the-killed-step && echo made; sleep 1000'
+	wait_output 0 made
+	kill_step
+	ephemeral_step "$T/cluster2" 2 'ls /left-by-the-killed-step 2>/dev/null || echo fresh'
+	wait "$STEPD_PID" || fail "a task failed: $(cat "$T"/task*.err)"
+	run cat "$T/task0.out" "$T/task1.out"
+	assert_output $'fresh\nfresh'
+	[[ ! -e $(root_of "$name") ]] || fail "the step's root outlived it"
+	run ls -A "$(store)/locks"
+	refute_output --partial "$name"
+}
+
+@test "stepns: a step's count that a running slurmstepd other than the task's keeps is refused in one line" {
+	local name=ephemeral-slurm-$SLURM_JOB_ID.0.n1 other started
+	stepd "$T/cluster1" 1 sleep 1000
+	other=$STEPD_PID
+	started=$(awk '{ sub(/.*\) /, ""); print $20 }' "/proc/$other/stat")
+	mkdir -p "$(store)/locks"
+	echo "1 0 1 0 $other $started" >"$(store)/locks/$name.step"
+	mkdir "$T/other"
+	T=$T/other ephemeral_step "$T/cluster2" 1 'echo ran'
+	local rc=0
+	wait "$STEPD_PID" || rc=$?
+	[[ $rc -eq 125 ]] || fail "exit status $rc, not 125: $(cat "$T/other/task0.err")"
+	run cat "$T/other/task0.err"
+	assert_output "enter-devroot: run --ephemeral: $(store)/locks/$name.step counts the tasks of slurmstepd $other, which runs, and this task's is $STEPD_PID: two Slurm clusters with the same node names share this store?"
+	[[ ! -s $T/other/task0.out ]] || fail "the command ran"
+	STEPD_PID=$other
+	kill_step
 }

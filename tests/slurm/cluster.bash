@@ -58,6 +58,7 @@ SelectTypeParameters=CR_CPU
 SlurmdParameters=config_overrides
 StateSaveLocation=$d/state
 SlurmdSpoolDir=$d/spool/%n
+TmpFS=$d/tmp/%n
 SlurmctldPidFile=$d/slurmctld.pid
 SlurmdPidFile=$d/slurmd-%n.pid
 SlurmctldLogFile=$d/slurmctld.log
@@ -116,6 +117,7 @@ cluster_start() { # DIR USER
 	cluster_wait "$CLUSTER_WAIT" "slurmctld ($d/slurmctld.log)" scontrol ping || return 1
 	for n in n1 n2; do
 		mkdir -p "$d/spool/$n"
+		mkdir -m 1777 -p "$d/tmp/$n"
 		/usr/sbin/slurmd -D -N "$n" -f "$SLURM_CONF" >>"$d/slurmd-$n.out" 2>&1 &
 		CLUSTER_PIDS+=($!)
 	done

@@ -178,3 +178,46 @@ $(last_run)"
 	[[ -z $(ls -A "$XDG_DATA_HOME/enter-devroot/roots") ]] || fail "roots left"
 	[[ -z $(ls "$XDG_DATA_HOME/enter-devroot/locks" | grep '\.step$') ]] || fail "step state left"
 }
+
+@test "srun: a step's count its tasks killed with SIGKILL left: remove takes it with the root, and a later job of the same id is not misled by it (job ids restart on a new cluster)" {
+	local locks=$XDG_DATA_HOME/enter-devroot/locks roots=$XDG_DATA_HOME/enter-devroot/roots
+	local job next name i nap=$((100000 + RANDOM))
+	srun_ -w n1 -N1 -n2 enter-devroot run --ephemeral --from "$EDR_TEMPLATE" -- \
+		/bin/sh -c "echo started; sleep $nap" >"$T/killed.out" 2>&1 &
+	local s=$!
+	for i in $(seq 300); do
+		[[ $(grep -c '^started$' "$T/killed.out" 2>/dev/null) -eq 2 ]] && break
+		sleep 0.1
+	done
+	[[ $(grep -c '^started$' "$T/killed.out") -eq 2 ]] || fail "the step did not start: $(cat "$T/killed.out")"
+	job=$(squeue -h -u "$(id -un)" -o %i)
+	[[ $job =~ ^[0-9]+$ ]] || fail "not one job: '$job'"
+	name=ephemeral-slurm-$job.0.n1
+	# SIGKILL to every process of the tasks (their enter-devroot, its keeper and holder, the
+	# command), as the OOM killer or KillWait's end would: no task can tidy up. (scancel
+	# --signal=KILL of a job srun made cancels its step with SIGTERM first.)
+	pkill -KILL -u "$(id -un)" -f "sleep $nap"
+	wait "$s" || true
+	for i in $(seq 600); do
+		[[ -z $(squeue -h -j "$job" -o %T 2>/dev/null) ]] && break
+		sleep 0.1
+	done
+	[[ -s $locks/$name.step && -d $roots/$name ]] || fail "the killed step left no count or root: $(ls -A "$locks" "$roots")"
+	# A later job whose step 0 on n1 has the killed one's name, as a new cluster's job of
+	# the same id would: held until its count is the killed step's.
+	next=$(sbatch --parsable --hold -w n1 -N1 -n2 --output="$T/next.out" \
+		--wrap "srun enter-devroot run --ephemeral --from $EDR_TEMPLATE -- grep PRETTY /etc/os-release")
+	cp "$locks/$name.step" "$locks/ephemeral-slurm-$next.0.n1.step"
+	run --separate-stderr enter-devroot remove "$name"
+	assert_success
+	[[ ! -e $locks/$name.step ]] || fail "remove left the step's count"
+	scontrol release "$next"
+	for i in $(seq 600); do
+		[[ -z $(squeue -h -j "$next" -o %T 2>/dev/null) ]] && break
+		sleep 0.1
+	done
+	run cat "$T/next.out"
+	assert_output "$MINIMAL"$'\n'"$MINIMAL"
+	[[ -z $(ls -A "$roots") ]] || fail "roots left: $(ls -A "$roots")"
+	[[ -z $(ls "$locks" | grep '\.step$') ]] || fail "step state left: $(ls -A "$locks")"
+}
