@@ -11,7 +11,7 @@
 #include "ci/volumes.h"
 #include "common/roots.h"
 #include "common/util.h"
-#include "store/layers/walk.h"
+#include "common/walk.h"
 
 bool
 ci_volume_target_valid (const char *target, char **normal)

@@ -10,7 +10,7 @@
  * outer one, and two copies of one directory would undo each other's removals.
  *
  * The root's side is the step's: code inside may plant symlinks, FIFOs, hard links, deep
- * trees, or swap names while we read. It is read only through walk_tree (store/layers/walk.h:
+ * trees, or swap names while we read. It is read only through walk_tree (common/walk.h:
  * fd-relative, never through a symlink, every opened file checked to be what was listed;
  * a name that changes while being read stops the copy with one line). Every write, on
  * either side, is fd-relative beneath the volume's directory, one component at a time,

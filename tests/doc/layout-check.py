@@ -12,9 +12,11 @@ Prints TAP.
   - src/cdi/ includes only its own and src/common/ headers;
   - nothing under src/common/ or src/store/ includes a header of src/enter/;
   - src/ci/ (the CI engines' drivers, linked into enter-devroot-store) includes only
-    its own and src/common/ headers: it calls the enter-devroot commands, nothing else;
-    except store/layers/walk.h, through which the Actions hooks' chroot mode reads a root's
-    tree (ci/volumes.c): the one walk that a step changing the tree cannot redirect;
+    its own and src/common/ headers: it calls the enter-devroot commands, nothing else
+    (the tree walk the Actions hooks' chroot mode reads a root with, ci/volumes.c, is
+    common/walk.h); src/store/ includes only its own and src/common/ headers, but for
+    its main, which dispatches the drivers (ci/ci.h): the one arrow between the two never
+    comes back;
   - enter-devroot's sources and libraries in Makefile.am lie under src/enter/ and
     src/common/ only.
 
@@ -27,10 +29,11 @@ import sys
 src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # Which folders a file in each folder may include from.
-ALLOWED = {"enter": {"enter", "common"}, "common": {"common"}, "store": {"store", "common", "ci"},
+ALLOWED = {"enter": {"enter", "common"}, "common": {"common"}, "store": {"store", "common"},
            "ci": {"ci", "common"}, "cdi": {"cdi", "common"}}
-# Single headers a folder may include beyond those (see the docstring).
-ALLOWED_HEADERS = {"ci": {"store/layers/walk.h"}}
+# Single headers one file may include beyond those: the store helper's main dispatches the
+# CI drivers (see the docstring).
+ALLOWED_HEADERS = {"src/store/main.c": {"ci/ci.h"}}
 
 results = []
 
@@ -50,7 +53,7 @@ for folder, allowed in sorted(ALLOWED.items()):
         bare = [h for h in includes if "/" not in h]
         check(not bare, f"{rel} names the folder of each include", "bare: " + ", ".join(bare))
         crossing = [h for h in includes if "/" in h and h.split("/", 1)[0] not in allowed
-                    and h not in ALLOWED_HEADERS.get(folder, set())]
+                    and h not in ALLOWED_HEADERS.get(rel, set())]
         check(not crossing, f"{rel} includes only from {', '.join(sorted(allowed))}",
               "crosses the boundary: " + ", ".join(crossing))
 

@@ -323,7 +323,7 @@ two.tar.zst"
 	assert_output ""
 }
 
-# --- a root in use while it is exported (src/store/layers/walk.c) -------------------------
+# --- a root in use while it is exported (src/common/walk.c) -------------------------
 
 # export_race [WRAPPER...]: export r (through WRAPPER, if any) up to 50 times in 20 s while
 # a process inside exchanges etc/passwd and etc/group (which export reads to leave out

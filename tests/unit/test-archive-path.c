@@ -5,7 +5,7 @@
 
 #include "common/util.h"
 #include "store/extract/extract.h"
-#include "store/layers/walk.h"
+#include "common/walk.h"
 
 struct accepted
 {

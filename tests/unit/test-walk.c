@@ -15,7 +15,7 @@
 
 #include "common/roots.h"
 #include "common/util.h"
-#include "store/layers/walk.h"
+#include "common/walk.h"
 
 /* One line per callback: "PATH TYPE [fd] [=FIRST] [->TARGET]", "leave PATH". */
 struct record

@@ -16,7 +16,7 @@
 
 #include "common/util.h"
 #include "store/extract/extract-internal.h"
-#include "store/layers/walk.h"
+#include "common/walk.h"
 
 /* Make room for a non-directory REL called LEAF: remove an earlier non-directory of that
  * name (never following it); refuse to replace a directory, unless a lower layer left it. */

@@ -14,7 +14,7 @@
 
 #include "common/util.h"
 #include "store/extract/extract-internal.h"
-#include "store/layers/walk.h"
+#include "common/walk.h"
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_ (x)

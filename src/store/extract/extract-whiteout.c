@@ -13,7 +13,7 @@
 #include "common/roots.h"
 #include "common/util.h"
 #include "store/extract/extract-internal.h"
-#include "store/layers/walk.h"
+#include "common/walk.h"
 
 /* Remove REL (LEAF in DFD), a file or a whole tree a lower layer left: the walk cache may
  * hold a directory inside it, and the directory fixups under it no longer apply. */

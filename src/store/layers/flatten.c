@@ -18,7 +18,7 @@
 #include "store/layers/clone.h"
 #include "store/interrupt.h"
 #include "store/layers/layers.h"
-#include "store/layers/walk.h"
+#include "common/walk.h"
 
 #define OPAQUE_XATTR "user.overlay.opaque"
 

@@ -21,7 +21,7 @@
 #include "store/extract/extract.h"
 #include "store/interrupt.h"
 #include "store/layers/tree.h"
-#include "store/layers/walk.h"
+#include "common/walk.h"
 
 struct tree_copier
 {

@@ -51,7 +51,7 @@
 #include "store/ship/compress-out.h"
 #include "store/interrupt.h"
 #include "store/progress.h"
-#include "store/layers/walk.h"
+#include "common/walk.h"
 
 #define ACCOUNT_FILE_MAX (16 * 1024 * 1024)
 struct exporter

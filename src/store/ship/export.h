@@ -7,7 +7,7 @@
 
 #include "common/account.h"
 #include "common/meta.h"
-#include "store/layers/walk.h"
+#include "common/walk.h"
 
 /* Write devroot NAME to FILE (through a temporary file and a rename), compressed with
  * COMPRESS: "zstd" (NULL), "gzip", "xz" or "none". A progress line on a terminal unless

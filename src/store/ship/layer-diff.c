@@ -46,7 +46,7 @@
 #include "store/interrupt.h"
 #include "store/ship/layer-diff.h"
 #include "store/progress.h"
-#include "store/layers/walk.h"
+#include "common/walk.h"
 
 #define COPY_BLOCK (256 * 1024)
 #define FILE_MAX_SMALL (16 * 1024 * 1024)

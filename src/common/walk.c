@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "store/layers/walk.h"
+#include "common/walk.h"
 
 /* Whether what was opened is what was listed. */
 static bool
