@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/atomic-file.h"
@@ -88,6 +89,61 @@ atomic_file_open (struct atomic_file *f, int dirfd, const char *target, mode_t m
   return -1;
 }
 
+/* FD's inode linked as a fresh temporary beside F->target: 0, -1 with errno; EEXIST only
+ * when the name was taken (another try). */
+static int
+link_temp (struct atomic_file *f, int srcfd, const char *srcpath, const struct stat *want)
+{
+  char *tmp = temp_name (f->target);
+  if (tmp == NULL)
+    return -1;
+  if (linkat (srcfd, "", f->dirfd, tmp, AT_EMPTY_PATH) < 0
+      && (errno == EEXIST || srcpath == NULL || linkat (AT_FDCWD, srcpath, f->dirfd, tmp, 0) < 0))
+    {
+      int errsv = errno;
+      free (tmp);
+      errno = errsv;
+      return -1;
+    }
+  struct stat there;
+  if (fstatat (f->dirfd, tmp, &there, AT_SYMLINK_NOFOLLOW) < 0 || there.st_dev != want->st_dev
+      || there.st_ino != want->st_ino)
+    {
+      unlinkat (f->dirfd, tmp, 0);
+      free (tmp);
+      errno = ESTALE;
+      return -1;
+    }
+  f->tmp = tmp;
+  return 0;
+}
+
+int
+atomic_file_link (struct atomic_file *f, int dirfd, const char *target, int srcfd,
+                  const char *srcpath)
+{
+  *f = (struct atomic_file) { .dirfd = dirfd, .fd = -1 };
+  struct stat want;
+  if (fstat (srcfd, &want) < 0)
+    return -1;
+  f->target = strdup (target);
+  if (f->target == NULL)
+    return -1;
+  for (int i = 0; i < TEMP_TRIES; i++)
+    {
+      if (link_temp (f, srcfd, srcpath, &want) == 0)
+        {
+          f->next = pending;
+          pending = f;
+          set_die_temp_cleanup (remove_pending);
+          return 0;
+        }
+      if (errno != EEXIST)
+        return -1;
+    }
+  return -1;
+}
+
 /* renameat2 (RENAME_NOREPLACE), or where the filesystem has no such rename, a hard link
  * (which never replaces either) and the temporary's removal. */
 static int
@@ -107,7 +163,7 @@ int
 atomic_file_commit (struct atomic_file *f, unsigned flags)
 {
   int rc;
-  if ((flags & ATOMIC_FSYNC) != 0 && fsync (f->fd) < 0)
+  if ((flags & ATOMIC_FSYNC) != 0 && f->fd >= 0 && fsync (f->fd) < 0)
     rc = -1;
   else if ((flags & ATOMIC_NOREPLACE) != 0)
     rc = rename_noreplace (f);

@@ -26,6 +26,14 @@ struct atomic_file
  * plugin inside slurmstepd), nothing created. F is set whatever it returns, so
  * atomic_file_discard (cleanup_atomic_file) is always right after it. */
 int atomic_file_open (struct atomic_file *f, int dirfd, const char *target, mode_t mode);
+/* Like atomic_file_open, but the temporary is a hard link to the file open as SRCFD, by the
+ * fd (AT_EMPTY_PATH, which needs CAP_DAC_READ_SEARCH) else by SRCPATH, and kept only when
+ * it is that very inode (SRCPATH may name another file by now): a file placed without a
+ * copy. f->fd is -1 (nothing to fsync: the data was written before). -1 with errno
+ * (EXDEV across filesystems, EPERM where links are refused, ESTALE when SRCPATH names
+ * another file), nothing left: the caller then copies through atomic_file_open. */
+int atomic_file_link (struct atomic_file *f, int dirfd, const char *target, int srcfd,
+                      const char *srcpath);
 /* Put the temporary in TARGET's place; f->fd stays open on it (for fstat) until
  * atomic_file_discard. -1 with errno when it failed, the temporary then removed. */
 int atomic_file_commit (struct atomic_file *f, unsigned flags);

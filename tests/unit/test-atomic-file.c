@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -131,6 +132,53 @@ die_removes_the_temporary (void **state)
   assert_int_equal (entries (), 0);
 }
 
+/* A file placed by a link: TARGET becomes the very inode of the source, no copy made. */
+static void
+link_places_the_same_inode (void **state)
+{
+  (void) state;
+  assert_int_equal (atomic_file_write (dirfd_, "src", "linked", 6, 0600, 0), 0);
+  int src = openat (dirfd_, "src", O_RDONLY | O_CLOEXEC);
+  assert_true (src >= 0);
+  cleanup_free char *path = xasprintf ("%s/src", dir);
+  struct atomic_file f;
+  assert_int_equal (atomic_file_link (&f, dirfd_, "dst", src, path), 0);
+  assert_int_equal (entries (), 2); /* src and the temporary */
+  assert_int_equal (atomic_file_commit (&f, ATOMIC_FSYNC), 0);
+  atomic_file_discard (&f);
+  struct stat a, b;
+  assert_int_equal (fstat (src, &a), 0);
+  assert_int_equal (fstatat (dirfd_, "dst", &b, AT_SYMLINK_NOFOLLOW), 0);
+  assert_true (a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+  assert_int_equal (entries (), 2); /* src and dst */
+  close (src);
+  unlinkat (dirfd_, "src", 0);
+  unlinkat (dirfd_, "dst", 0);
+}
+
+/* The source's name swapped for another file after it was opened (the caller hashed the
+ * fd): the link by name would place the other file, so nothing is placed and nothing left. */
+static void
+link_refuses_a_name_that_is_another_file_now (void **state)
+{
+  (void) state;
+  assert_int_equal (atomic_file_write (dirfd_, "src", "hashed", 6, 0600, 0), 0);
+  int src = openat (dirfd_, "src", O_RDONLY | O_CLOEXEC);
+  assert_true (src >= 0);
+  assert_int_equal (atomic_file_write (dirfd_, "src", "other!", 6, 0600, 0), 0);
+  cleanup_free char *path = xasprintf ("%s/src", dir);
+  struct atomic_file f;
+  int rc = atomic_file_link (&f, dirfd_, "dst", src, path);
+  int errsv = errno;
+  atomic_file_discard (&f);
+  if (rc == 0)
+    skip (); /* linked by the fd (CAP_DAC_READ_SEARCH): the right inode, nothing to test */
+  assert_int_equal (errsv, ESTALE);
+  assert_int_equal (entries (), 1); /* src only: no temporary, no dst */
+  close (src);
+  unlinkat (dirfd_, "src", 0);
+}
+
 int
 main (void)
 {
@@ -140,6 +188,8 @@ main (void)
     cmocka_unit_test (discard_removes_the_temporary),
     cmocka_unit_test (failed_rename_removes_the_temporary),
     cmocka_unit_test (die_removes_the_temporary),
+    cmocka_unit_test (link_places_the_same_inode),
+    cmocka_unit_test (link_refuses_a_name_that_is_another_file_now),
   };
   return cmocka_run_group_tests (tests, setup, teardown);
 }

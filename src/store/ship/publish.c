@@ -62,15 +62,12 @@ template_name (const char *archive, const char *base)
 
 #define LOCK_FILE "." CATALOG_FILE ".lock"
 
-static char *cleanup_tmp_name;
 static int cleanup_dirfd = -1;
 
-/* On die(), once the lock is held: the temporary file being written, and the lock file. */
+/* On die(), once the lock is held: the lock file (atomic-file.c removes the temporary). */
 static void
 publish_cleanup (void)
 {
-  if (cleanup_tmp_name != NULL)
-    unlinkat (cleanup_dirfd, cleanup_tmp_name, 0);
   unlinkat (cleanup_dirfd, LOCK_FILE, 0);
 }
 
@@ -95,37 +92,11 @@ lock_dir (int dirfd, const char *dir)
     }
 }
 
-/* A fresh temporary name in DIRFD for FINAL, registered for removal on die(). */
-static char *
-temp_name (int dirfd, const char *final)
-{
-  static unsigned serial;
-  char *tmp = xasprintf (".%s.%ld.%u.tmp", final, (long) getpid (), serial++);
-  if (unlinkat (dirfd, tmp, 0) < 0 && errno != ENOENT)
-    die_with_error ("publish: cannot remove the stale %s", tmp);
-  cleanup_tmp_name = tmp;
-  return tmp;
-}
-
+/* Copy SRC (an open regular file, at its start) into F's temporary, for BASE in DIR. */
 static void
-rename_into_place (int dirfd, const char *dir, char *tmp, const char *final)
+copy_file (int src, const char *archive, struct atomic_file *f, const char *dir,
+           const char *base)
 {
-  if (renameat (dirfd, tmp, dirfd, final) < 0)
-    die_with_error ("publish: cannot rename %s/%s to %s", dir, tmp, final);
-  cleanup_tmp_name = NULL;
-  free (tmp);
-}
-
-/* Copy SRC (an open regular file, at its start) into a new file TMP in DIRFD. */
-static void
-copy_file (int src, const char *archive, int dirfd, const char *dir, const char *tmp)
-{
-  mode_t mask = umask (0);
-  umask (mask);
-  cleanup_fd int out = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                               0666 & ~mask);
-  if (out < 0)
-    die_with_error ("publish: cannot create %s/%s", dir, tmp);
   cleanup_free char *buf = xmalloc (COPY_BLOCK);
   for (;;)
     {
@@ -136,12 +107,10 @@ copy_file (int src, const char *archive, int dirfd, const char *dir, const char 
         die_with_error ("publish: cannot read %s", archive);
       if (n == 0)
         break;
-      if (write_all (out, buf, (size_t) n) < 0)
-        die_with_error ("publish: cannot write %s/%s", dir, tmp);
+      if (write_all (f->fd, buf, (size_t) n) < 0)
+        die_with_error ("publish: cannot write %s/%s", dir, base);
       interrupt_check_note (INTERRUPTED_NOTE);
     }
-  if (fsync (out) < 0)
-    die_with_error ("publish: cannot write %s/%s", dir, tmp);
 }
 
 /* Put ARCHIVE into DIR as BASE; fill E's sha256 and size. */
@@ -169,25 +138,21 @@ place_archive (const char *archive, const char *base, int dirfd, const char *dir
   if (fstatat (dirfd, base, &there, AT_SYMLINK_NOFOLLOW) == 0 && there.st_dev == st.st_dev
       && there.st_ino == st.st_ino)
     return; /* already published: ARCHIVE is DIR's file */
-  char *tmp = temp_name (dirfd, base);
-  /* Linking by name (AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH) may find another file
-   * there by now: then what was hashed is copied from the fd instead. */
-  bool linked = linkat (src, "", dirfd, tmp, AT_EMPTY_PATH) == 0
-                || linkat (AT_FDCWD, archive, dirfd, tmp, 0) == 0;
-  if (linked && (fstatat (dirfd, tmp, &there, AT_SYMLINK_NOFOLLOW) < 0
-                 || there.st_dev != st.st_dev || there.st_ino != st.st_ino))
-    {
-      if (unlinkat (dirfd, tmp, 0) < 0)
-        die_with_error ("publish: cannot remove %s/%s", dir, tmp);
-      linked = false;
-    }
+  /* Linked where it can be (atomic-file.h: what was hashed, or nothing), else copied from
+   * the fd that was hashed; either way renamed into place, or nothing left. */
+  cleanup_atomic_file struct atomic_file f;
+  bool linked = atomic_file_link (&f, dirfd, base, src, archive) == 0;
   if (!linked)
     {
+      atomic_file_discard (&f);
       if (lseek (src, 0, SEEK_SET) < 0)
         die_with_error ("publish: cannot rewind %s", archive);
-      copy_file (src, archive, dirfd, dir, tmp);
+      if (atomic_file_open (&f, dirfd, base, 0666) < 0)
+        die_with_error ("publish: cannot create a file in %s", dir);
+      copy_file (src, archive, &f, dir, base);
     }
-  rename_into_place (dirfd, dir, tmp, base);
+  if (atomic_file_commit (&f, ATOMIC_FSYNC) < 0)
+    die_with_error ("publish: cannot write %s/%s", dir, base);
 }
 
 static struct catalog_entry *
