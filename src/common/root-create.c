@@ -86,7 +86,7 @@ creation_commit (struct creation *c, const struct meta *m)
   meta_write (c->meta_path, m);
   if (c->before_rename != NULL)
     c->before_rename ();
-  if (rename_exclusive (c->staging, c->root) < 0)
+  if (tree_place (c->staging, c->root) < 0)
     {
       if (errno == EEXIST || errno == ENOTEMPTY)
         die ("cannot create '%s': it already exists (%s)", c->name, c->root);
@@ -142,7 +142,7 @@ overlay_commit (struct creation *c, char *staged)
   cleanup_free char *dir = paths_overlay (&c->p, c->name);
   if (rm_rf_at (AT_FDCWD, dir) < 0)
     die_with_error ("cannot create '%s': cannot remove the stale %s", c->name, dir);
-  if (rename (staged, dir) < 0)
+  if (tree_place (staged, dir) < 0)
     die_with_error ("cannot move %s into place as %s", staged, dir);
   free (staged);
   cleanup_overlay = steal_pointer (&dir);

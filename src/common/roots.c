@@ -375,7 +375,7 @@ move_aside (const struct store_paths *p, const char *name, const char *root, cha
       for (size_t i = 0; i < n; i++, r /= sizeof letters - 1)
         suffix[i] = letters[r % (sizeof letters - 1)];
       *trash = xasprintf ("%s/%s.%s", p->staging, name, suffix);
-      if (rename_exclusive (root, *trash) == 0)
+      if (tree_place (root, *trash) == 0)
         return 0;
       int errsv = errno;
       free (steal_pointer (trash));

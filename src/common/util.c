@@ -397,7 +397,7 @@ copy_fd_data (int in, int out, bool *no_reflink)
 }
 
 int
-rename_exclusive (const char *from, const char *to)
+tree_place (const char *from, const char *to)
 {
 #ifdef HAVE_RENAMEAT2
   if (renameat2 (AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)

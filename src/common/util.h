@@ -103,9 +103,12 @@ DIR *opendir_dup (int dirfd);
  * support. 0, or -1 with errno. */
 int copy_fd_data (int in, int out, bool *no_reflink);
 
-/* rename FROM to TO unless TO exists (EEXIST): renameat2's RENAME_NOREPLACE, or where the
- * filesystem has none, a check before a plain rename (racy: for names the caller has locked). */
-int rename_exclusive (const char *from, const char *to);
+/* The one way a finished tree goes into place (a root, an overlay root's upper, a layer of
+ * the layer store, a root moved to the trash): FROM, made whole beside TO on its filesystem,
+ * renamed to TO unless TO exists, even as an empty directory (EEXIST: another's is there):
+ * renameat2's RENAME_NOREPLACE, or where the filesystem has none, a check before a plain
+ * rename (racy: for names the caller has locked). Files go through atomic-file.h. */
+int tree_place (const char *from, const char *to);
 /* mkdir -p with MODE for the directories it creates; -1 with errno on failure. */
 int mkdir_p (const char *path, mode_t mode);
 /* Every missing directory of PATH beneath ROOTFD (mode 0755), each component resolved with

@@ -1,5 +1,6 @@
 /* A file replaced whole or not at all (src/common/atomic-file.c): the target holds the old
- * bytes or the new ones, and no temporary is left by a commit, a failure or die(). */
+ * bytes or the new ones, and no temporary is left by a commit, a failure or die(); a tree
+ * put in place (tree_place, util.h) never over another. */
 #include "unit.h"
 
 #include <dirent.h>
@@ -179,6 +180,28 @@ link_refuses_a_name_that_is_another_file_now (void **state)
   unlinkat (dirfd_, "src", 0);
 }
 
+/* A finished tree never goes over another, not even an empty directory (rename(2) would
+ * replace that); with the name free, it is in place whole. */
+static void
+tree_place_never_replaces_a_directory (void **state)
+{
+  (void) state;
+  cleanup_free char *staged = xasprintf ("%s/t.new", dir);
+  cleanup_free char *final = xasprintf ("%s/t", dir);
+  assert_int_equal (mkdir (staged, 0700), 0);
+  assert_int_equal (atomic_file_write (dirfd_, "t.new/f", "tree", 4, 0600, 0), 0);
+  assert_int_equal (mkdir (final, 0700), 0);
+  assert_int_equal (tree_place (staged, final), -1);
+  assert_int_equal (errno, EEXIST);
+  read_back ("t.new/f", "tree");
+  assert_int_equal (rmdir (final), 0);
+  assert_int_equal (tree_place (staged, final), 0);
+  read_back ("t/f", "tree");
+  assert_int_equal (entries (), 1);
+  unlinkat (dirfd_, "t/f", 0);
+  unlinkat (dirfd_, "t", AT_REMOVEDIR);
+}
+
 int
 main (void)
 {
@@ -190,6 +213,7 @@ main (void)
     cmocka_unit_test (die_removes_the_temporary),
     cmocka_unit_test (link_places_the_same_inode),
     cmocka_unit_test (link_refuses_a_name_that_is_another_file_now),
+    cmocka_unit_test (tree_place_never_replaces_a_directory),
   };
   return cmocka_run_group_tests (tests, setup, teardown);
 }

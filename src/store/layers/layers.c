@@ -288,7 +288,7 @@ layer_unpack (struct source *src, const char *want, const struct extract_opts *x
 
   cleanup_free char *final = layer_dir (hex);
   interrupt_check ();
-  if (rename (staging, final) == 0)
+  if (tree_place (staging, final) == 0)
     {
       /* In place: the lock becomes this create's shared hold (layer_hold), kept to exit. */
       if (flock (sfd, LOCK_SH) < 0)
