@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ci/volumes.h"
+#include "common/atomic-file.h"
 #include "common/roots.h"
 #include "common/util.h"
 #include "common/walk.h"
@@ -103,14 +104,6 @@ open_path_beneath (int rootfd, const char *rel, bool create, const char *shown)
   return cur;
 }
 
-/* A fresh name in DIRFD for what is renamed over its real name once complete. */
-static char *
-temp_name (void)
-{
-  static unsigned counter;
-  return xasprintf (".enter-devroot-copy.%ld.%u", (long) getpid (), counter++);
-}
-
 /* ---- the mirror: a walk of the source, each entry made the same in the destination */
 
 struct level
@@ -158,26 +151,14 @@ level_seen (struct level *l, const char *name)
   l->seen[l->n] = NULL;
 }
 
-/* Put what was made under TMP in place of NAME (a directory there is removed first). */
+/* A directory at NAME goes before a file or symlink takes its place. */
 static void
-replace (int dirfd, const char *tmp, const char *name, const char *shown)
+clear_directory (int dirfd, const char *name, const char *shown)
 {
   struct stat st;
   if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode)
       && rm_rf_at (dirfd, name) < 0)
-    {
-      int errsv = errno;
-      unlinkat (dirfd, tmp, 0);
-      errno = errsv;
-      die_with_error ("cannot replace the directory %s", shown);
-    }
-  if (renameat (dirfd, tmp, dirfd, name) < 0)
-    {
-      int errsv = errno;
-      unlinkat (dirfd, tmp, 0);
-      errno = errsv;
-      die_with_error ("cannot write %s", shown);
-    }
+    die_with_error ("cannot replace the directory %s", shown);
 }
 
 static void
@@ -189,23 +170,17 @@ copy_file (const struct walk_entry *e, int dirfd, const char *shown)
       && st.st_mtim.tv_nsec == e->st.st_mtim.tv_nsec
       && (st.st_mode & 0777) == (e->st.st_mode & 0777))
     return;
-  cleanup_free char *tmp = temp_name ();
-  int out = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (out < 0)
+  cleanup_atomic_file struct atomic_file f;
+  if (atomic_file_open (&f, dirfd, e->name, 0600) < 0)
     die_with_error ("cannot write %s", shown);
   /* No set-id bits: a file the step made is not to become set-id on the host. */
   struct timespec times[2] = { e->st.st_atim, e->st.st_mtim };
-  if (copy_fd_data (e->fd, out, NULL) < 0 || fchmod (out, e->st.st_mode & 0777) < 0
-      || futimens (out, times) < 0)
-    {
-      int errsv = errno;
-      close (out);
-      unlinkat (dirfd, tmp, 0);
-      errno = errsv;
-      die_with_error ("cannot write %s", shown);
-    }
-  close (out);
-  replace (dirfd, tmp, e->name, shown);
+  if (copy_fd_data (e->fd, f.fd, NULL) < 0 || fchmod (f.fd, e->st.st_mode & 0777) < 0
+      || futimens (f.fd, times) < 0)
+    die_with_error ("cannot write %s", shown);
+  clear_directory (dirfd, e->name, shown);
+  if (atomic_file_commit (&f, 0) < 0)
+    die_with_error ("cannot write %s", shown);
 }
 
 static void
@@ -219,10 +194,9 @@ copy_symlink (const struct walk_entry *e, int dirfd, const char *shown)
       if (strcmp (target, e->target) == 0)
         return;
     }
-  cleanup_free char *tmp = temp_name ();
-  if (symlinkat (e->target, dirfd, tmp) < 0)
+  clear_directory (dirfd, e->name, shown);
+  if (atomic_symlink (dirfd, e->name, e->target) < 0)
     die_with_error ("cannot write the symlink %s", shown);
-  replace (dirfd, tmp, e->name, shown);
 }
 
 static enum walk_step

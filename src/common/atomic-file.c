@@ -207,3 +207,31 @@ atomic_file_write (int dirfd, const char *target, const void *data, size_t len, 
     return -1;
   return atomic_file_commit (&f, flags);
 }
+
+int
+atomic_symlink (int dirfd, const char *name, const char *target)
+{
+  for (int i = 0; i < TEMP_TRIES; i++)
+    {
+      char *tmp = temp_name (name);
+      if (tmp == NULL)
+        return -1;
+      if (symlinkat (target, dirfd, tmp) < 0)
+        {
+          int errsv = errno;
+          free (tmp);
+          errno = errsv;
+          if (errno == EEXIST)
+            continue;
+          return -1;
+        }
+      int rc = renameat (dirfd, tmp, dirfd, name);
+      int errsv = errno;
+      if (rc < 0)
+        unlinkat (dirfd, tmp, 0);
+      free (tmp);
+      errno = errsv;
+      return rc;
+    }
+  return -1;
+}

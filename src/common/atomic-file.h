@@ -45,3 +45,8 @@ void atomic_file_discard (struct atomic_file *f);
  * -1 is returned with errno. */
 int atomic_file_write (int dirfd, const char *target, const void *data, size_t len, mode_t mode,
                        unsigned flags);
+
+/* NAME in DIRFD replaced whole by a symlink to TARGET: made at a fresh temporary beside it,
+ * then renamed over it (a file or a symlink; never a directory: EISDIR). 0, or -1 with
+ * errno and nothing left. */
+int atomic_symlink (int dirfd, const char *name, const char *target);

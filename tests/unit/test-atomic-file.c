@@ -202,6 +202,26 @@ tree_place_never_replaces_a_directory (void **state)
   unlinkat (dirfd_, "t", AT_REMOVEDIR);
 }
 
+/* A symlink replaced whole: the old one, then the new one, never none; no temporary. */
+static void
+symlink_replaces_and_leaves_no_temporary (void **state)
+{
+  (void) state;
+  char buf[16] = { 0 };
+  assert_int_equal (atomic_symlink (dirfd_, "l", "one"), 0);
+  assert_int_equal (atomic_symlink (dirfd_, "l", "two"), 0);
+  assert_int_equal (readlinkat (dirfd_, "l", buf, sizeof buf - 1), 3);
+  assert_string_equal (buf, "two");
+  assert_int_equal (entries (), 1);
+  assert_int_equal (mkdirat (dirfd_, "d", 0700), 0);
+  assert_int_equal (mkdirat (dirfd_, "d/sub", 0700), 0);
+  assert_int_equal (atomic_symlink (dirfd_, "d", "x"), -1);
+  assert_int_equal (entries (), 2); /* l and d: no temporary */
+  unlinkat (dirfd_, "d/sub", AT_REMOVEDIR);
+  unlinkat (dirfd_, "d", AT_REMOVEDIR);
+  unlinkat (dirfd_, "l", 0);
+}
+
 int
 main (void)
 {
@@ -214,6 +234,7 @@ main (void)
     cmocka_unit_test (link_places_the_same_inode),
     cmocka_unit_test (link_refuses_a_name_that_is_another_file_now),
     cmocka_unit_test (tree_place_never_replaces_a_directory),
+    cmocka_unit_test (symlink_replaces_and_leaves_no_temporary),
   };
   return cmocka_run_group_tests (tests, setup, teardown);
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/atomic-file.h"
 #include "common/meta.h"
 #include "common/overlay.h"
 #include "common/paths.h"
@@ -138,14 +139,9 @@ archive_layer_record (const char *ahex, const char *hex)
   cleanup_free char *dir = layers_dir ();
   cleanup_free char *adir = xasprintf ("%s/archives", dir);
   cleanup_free char *link = xasprintf ("%s/%s", adir, ahex);
-  cleanup_free char *tmp = xasprintf ("%s/.%s.%d", adir, ahex, (int) getpid ());
   /* An index only: without it the next create unpacks again, so a failure is a warning. */
-  if (mkdir_p (adir, LAYERS_DIR_MODE) < 0 || (unlink (tmp), symlink (hex, tmp)) < 0
-      || rename (tmp, link) < 0)
-    {
-      warn ("cannot record the layer of %s in %s: %s", ahex, adir, strerror (errno));
-      unlink (tmp);
-    }
+  if (mkdir_p (adir, LAYERS_DIR_MODE) < 0 || atomic_symlink (AT_FDCWD, link, hex) < 0)
+    warn ("cannot record the layer of %s in %s: %s", ahex, adir, strerror (errno));
 }
 
 static void
