@@ -415,7 +415,7 @@ remove_locked (const struct store_paths *p, const char *name, bool fatal)
    * leaves them where the next one finishes the job). */
   cleanup_free char *overlay = paths_overlay (p, name);
   cleanup_free char *overlay_trash = xasprintf ("%s/.overlay", trash);
-  if (rename (overlay, overlay_trash) < 0 && errno != ENOENT)
+  if (tree_place (overlay, overlay_trash) < 0 && errno != ENOENT)
     warn ("cannot move %s aside: %s", overlay, strerror (errno));
   cleanup_free char *meta_path = paths_meta (p, name);
   if (unlink (meta_path) < 0 && errno != ENOENT)

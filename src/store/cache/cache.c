@@ -469,6 +469,8 @@ cache_commit (const struct cache *c, const char *name, int fd, const char *hex,
   /* Another user's origin line, in a sticky directory: theirs stays. */
   if (atomic_file_commit (&of, 0) < 0 && errno != EPERM && errno != EACCES)
     die_with_error ("cannot write %s", origin_path);
+  /* Not through atomic-file.h: the partial file is no temporary but a download kept
+   * between runs for its resume (download-file.c), checked whole before it is moved. */
   if (rename (from, to) < 0)
     {
       /* Another user's file (ignored as not matching, or a FIFO) holds the name, in a
