@@ -15,6 +15,7 @@ setup() {
 	export SLURM_STEP_TASKS_PER_NODE=2
 	NS_STATE=$(store)/locks/r@ephemeral-slurm-$SLURM_JOB_ID.0.n1.ns
 	PIDS=()
+	mapfile -t BEFORE < <(all_processes)
 }
 
 teardown() {
@@ -55,11 +56,14 @@ keeper() {
 	fail "no keeper recorded in $NS_STATE"
 }
 
-# The enter-devroot processes of this suite (keeper and holder included: their command line
+# The enter-devroot processes of this test (keeper and holder included: their command line
 # is the task's), by the path of the binary under test, which no other suite runs; this
-# suite's tests run one at a time. (Their environment cannot tell: a process that has
-# changed user namespace is no longer dumpable, and its /proc/PID/environ is closed.)
-our_processes() { pgrep -u "$(id -u)" -f "^$EDR_BIN " || true; }
+# suite's tests run one at a time. Those that ran before the test are not its own: an
+# earlier test's warm keeper waits out its idle time (10 s by default, more on a loaded
+# machine). (Their environment cannot tell: a process that has changed user namespace is
+# no longer dumpable, and its /proc/PID/environ is closed.)
+all_processes() { pgrep -u "$(id -u)" -f "^$EDR_BIN " || true; }
+our_processes() { all_processes | grep -vxF -f <(printf '%s\n' "${BEFORE[@]:-none}") || true; }
 
 assert_all_gone() {
 	local i left
