@@ -445,7 +445,17 @@ cli_parse (int argc, char **argv, struct cli *cli)
       else if (c->command == CMD_PUBLISH)
         append_word (&cli->archives, argv[i]);
       else if (c->command == CMD_RUN)
-        break; /* the command starts here (at once with --ephemeral: no NAME) */
+        {
+          /* `run --ephemeral dev -- CMD`, as `podman run --rm IMAGE CMD` reads: DEV is no
+           * command, and would fail inside as "command not found" after a whole create. */
+          if (cli->ephemeral)
+            for (int j = i + 1; j < argc; j++)
+              if (strcmp (argv[j], "--") == 0)
+                usage_error ("run", "--ephemeral makes its own root and takes no NAME: '%s' "
+                             "before '--' (run --ephemeral [--from SRC|--template T] -- "
+                             "CMD [ARG...])", word);
+          break; /* the command starts here (at once with --ephemeral: no NAME) */
+        }
       else
         usage_error (c->name, "unexpected argument '%s'", word);
       i++;

@@ -336,6 +336,11 @@ EOS
 	assert_edr_error "$EDR_TOOL_EXIT" "--ephemeral"
 	edr_run run --ephemeral --from a --template b -- true
 	assert_edr_error "$EDR_TOOL_EXIT" "mutually exclusive"
+	# As podman run --rm IMAGE CMD reads: r is no command to make a root for and then not
+	# find inside; nothing is created.
+	edr_run run --ephemeral r -- sh -c 'touch /made'
+	assert_edr_error "$EDR_TOOL_EXIT" "--ephemeral" "takes no NAME" "'r' before '--'"
+	assert_equal "$(ls -A "$(store)/roots")" r
 }
 
 @test "ephemeral: on a terminal, run --ephemeral does not advertise entering the root it deletes (create does)" {
