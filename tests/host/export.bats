@@ -177,6 +177,15 @@ for _ in range(int(sys.argv[2])):
 	assert_success
 }
 
+@test "export and push in a store that never had a root: one line naming the root, no lock error, nothing written" {
+	export XDG_DATA_HOME=$T/fresh
+	edr_run export nosuch "$W/e.tar.zst"
+	assert_edr_error 125 "cannot export 'nosuch': no such devroot"
+	edr_run push nosuch "oci:$W/layout"
+	assert_edr_error 125 "cannot push 'nosuch': no such devroot"
+	assert_equal "$(ls -A "$W")" ""
+}
+
 @test "export: failures leave nothing behind and name what is at fault" {
 	edr_run export nosuch "$W/e.tar.zst"
 	assert_edr_error 125 nosuch

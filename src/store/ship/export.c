@@ -348,6 +348,10 @@ export_lock_root (const char *name, const char *verb, char **root, struct meta *
 {
   struct store_paths p;
   store_paths_from_env (&p);
+  /* A root that does not exist is said as such, before its lock (whose directory a store
+   * that never had a root lacks); then again under the lock, which a remove may have
+   * waited for. */
+  free (roots_existing_path (name, verb));
   int lockfd = lock_name_or_die (&p, name, verb);
   *root = roots_existing_path (name, verb);
   cleanup_free char *meta_path = paths_meta (&p, name);
