@@ -91,6 +91,7 @@
 #include "enter/mpi.h"
 #include "enter/pidns.h"
 #include "enter/rootemu.h"
+#include "enter/share.h"
 #include "enter/shell.h"
 #include "enter/stepns.h"
 #include "enter/supervise.h"
@@ -123,67 +124,6 @@ resolve_mode (enum enter_mode mode, bool *userns_off)
            : chroot_works ? "fs.unprivileged_chroot=1 lets us chroot"
                           : "chroot needs fs.unprivileged_chroot=1: a user namespace instead");
   return chroot_works ? ENTER_MODE_CHROOT : ENTER_MODE_USERNS;
-}
-
-/* An overlay root's one mount: its holder (stepns_root_init) found or started, and VIEW made
- * in its namespaces from now on. False where none can be shared or recorded (no pidfds, a
- * full disk): the job then mounts the overlay itself, as the only one. */
-static bool
-hold_overlay_root (struct userns_view *view, struct stepns *base)
-{
-  bool ok = stepns_root_init (view->name, stepns_warm_idle (), base)
-            && stepns_enter (base, NULL, view->name, build_overlay_holder, view);
-  if (base->setup_failed)
-    exit (EXIT_TOOL_FAILURE); /* its keeper said why, as the job's PID 1 would have */
-  if (!ok)
-    {
-      stepns_leave (base);
-      return false;
-    }
-  verbose ("overlay root: its one mount, held by process %ld (%s)", (long) base->keeper,
-           base->state_path);
-  view->in_base = true;
-  return true;
-}
-
-void
-enter_join_overlay_holder (const char *name)
-{
-  static struct meta m; /* the view's overlay, until the exec: not a local, as for root */
-  if (name == NULL || !name_is_valid (name) || !roots_read_meta (name, &m) || !overlay_is_root (&m))
-    return;
-  cleanup_free char *v = read_first_line (SYSCTL_MAX_USER_NAMESPACES);
-  if (v != NULL && strcmp (v, "0") == 0)
-    return; /* the helper says why it cannot open the root */
-  struct store_paths p;
-  store_paths_from_env (&p);
-  static char *root;
-  root = paths_root (&p, name);
-  store_paths_clear (&p);
-  static struct enter_opts opts = { .mode = ENTER_MODE_USERNS };
-  struct terminal term = { .fd = -1 };
-  static struct userns_view view;
-  view = (struct userns_view) { .name = name, .opts = &opts, .uid = getuid (), .gid = getgid (),
-                                .term = &term, .root = root, .overlay = &m };
-  supervise_block_signals ();
-  struct stepns base;
-  bool based = hold_overlay_root (&view, &base);
-  supervise_restore_signals ();
-  if (!based)
-    return;
-  /* Joining the mount namespace moves the working directory to its root: the helper's
-   * relative paths (export's FILE) are the caller's. */
-  cleanup_fd int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  stepns_join_view (&base, name);
-  if (cwd < 0 || fchdir (cwd) < 0)
-    die_with_error ("cannot open root '%s': cannot keep the working directory", name);
-  /* The helper holds the root holder's hold lock until it exits (flock: one lock per open
-   * file, whatever holds a copy of it), so that its mount outlives the export. */
-  int flags = fcntl (base.hold_fd, F_GETFD);
-  if (flags < 0 || fcntl (base.hold_fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
-    die_with_error ("cannot open root '%s': cannot keep %s", name, base.hold_path);
-  close (base.keeper_fd);
-  close (base.state_fd);
 }
 
 void
@@ -285,51 +225,11 @@ enter_devroot (const struct cli *cli)
                               .uid = getuid (), .gid = getgid (), .term = &term,
                               .root = root, .overlay = overlay ? &meta : NULL,
                               .scratch = direct ? root : NULL };
-  /* A Slurm step's tasks on a node share the root's namespaces (stepns.c). Neither they
-   * nor a warm run start a keeper where no user namespace can be made: the job's own
-   * clone below then fails at once and says why in its one line. */
-  struct stepns step;
-  bool shared = false;
-  bool may_share = mode == ENTER_MODE_USERNS && !userns_off;
-  unsigned idle;
-  uint64_t key;
-  struct warm_view warm = { .name = view.name, .root = root, .root_st = &root_st,
-                            .opts = view.opts, .binds = view.binds, .n_binds = view.n_binds,
-                            .cdi = view.cdi, .overlay = view.overlay };
-  /* Every job, keeper and export of an overlay root sees one mount of it (two overlayfs
-   * mounts of one upper corrupt each other): its holder's. A throwaway root has one user. */
-  struct stepns base;
-  bool based = overlay && may_share && !cli->ephemeral && hold_overlay_root (&view, &base);
-  if (may_share && stepns_from_env (name, &step))
-    {
-      term.fd = -1; /* a Slurm step's tasks: the keeper's view is not one task's terminal */
-      shared = stepns_enter (&step, based ? &base : NULL, name, build_userns_view, &view);
-      if (!shared)
-        stepns_leave (&step);
-    }
-  /* A warm run joins the namespaces a keeper holds for the same view, made by the first
-   * run (stepns.c). Not with a terminal of ours: the view's /dev/console and the
-   * terminal's foreground group are one job's. Not for a throwaway root, nor for a Slurm
-   * task told to keep its namespaces private. */
-  else if (may_share && cli->command == CMD_RUN && !cli->ephemeral
-           && term.fd < 0 && getenv ("ENTER_DEVROOT_STEP_PRIVATE") == NULL
-           && (idle = stepns_warm_idle ()) > 0 && warm_key (&warm, &key)
-           && stepns_warm_init (name, key, idle, &step))
-    {
-      shared = stepns_enter (&step, based ? &base : NULL, name, build_userns_view, &view);
-      if (shared)
-        verbose ("warm run: joining the namespaces kept by process %ld (%s)",
-                 (long) step.keeper, step.state_path);
-      bool setup_failed = step.setup_failed;
-      if (!shared)
-        stepns_leave (&step);
-      if (setup_failed)
-        exit (EXIT_TOOL_FAILURE); /* the keeper said why, as the job's PID 1 would have */
-    }
+  struct job_share share;
+  share_choose (cli, mode == ENTER_MODE_USERNS && !userns_off, &view, &term, &root_st, &share);
   pid_t job = mode == ENTER_MODE_CHROOT
                 ? start_chroot_job (name, opts, rootfd)
-                : start_userns_job (&view, shared ? &step : NULL, based ? &base : NULL,
-                                    &status_read);
+                : start_userns_job (&view, &share, &status_read);
   /* The supervisor is not inside the root (remove's in-use check looks at working
    * directories too). */
   if (chdir ("/") < 0)
@@ -346,10 +246,7 @@ enter_devroot (const struct cli *cli)
   if (term.have_end)
     end.status = term.end_status; /* else PID 1's own: 125 from a failed setup, or killed */
   terminal_restore (&term);
-  if (shared)
-    stepns_leave (&step);
-  if (based)
-    stepns_leave (&base);
+  share_leave (&share);
   /* A failed --save is run's own failure when the command's was none. */
   bool save_failed = cli->ephemeral && ephemeral_remove (&eph, &end) < 0;
   bind_free (binds, n_binds);

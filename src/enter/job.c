@@ -107,10 +107,11 @@ chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined,
 }
 
 pid_t
-start_userns_job (struct userns_view *view, const struct stepns *step, const struct stepns *base,
-                  int *status_read)
+start_userns_job (struct userns_view *view, const struct job_share *share, int *status_read)
 {
   const char *name = view->name;
+  const struct stepns *step = share->shared ? &share->step : NULL;
+  const struct stepns *base = share->based ? &share->base : NULL;
   int status_pipe[2];
   if (pipe2 (status_pipe, O_CLOEXEC) < 0)
     die_with_error ("cannot enter root '%s': pipe", name);
