@@ -87,6 +87,7 @@
 #include "enter/ephemeral.h"
 #include "enter/hostfiles.h"
 #include "enter/job.h"
+#include "enter/mode.h"
 #include "enter/mounts.h"
 #include "enter/mpi.h"
 #include "enter/pidns.h"
@@ -98,33 +99,6 @@
 #include "enter/terminal.h"
 #include "enter/view.h"
 #include "enter/warm-key.h"
-
-/* Where the kernel lets us chroot without a user namespace: as root, or with the patched
- * kernel's fs.unprivileged_chroot=1. auto mode decides by this rather than by trying:
- * the supervisor must stay outside the root, so the chroot happens in the child.
- * *USERNS_OFF: user.max_user_namespaces is 0, so no namespaces can be shared or kept. */
-static enum enter_mode
-resolve_mode (enum enter_mode mode, bool *userns_off)
-{
-  cleanup_free char *v = read_first_line (SYSCTL_UNPRIVILEGED_CHROOT);
-  cleanup_free char *userns = read_first_line (SYSCTL_MAX_USER_NAMESPACES);
-  *userns_off = userns != NULL && strcmp (userns, "0") == 0;
-  verbose ("sysctl fs.unprivileged_chroot=%s, user.max_user_namespaces=%s, euid %ld",
-           v != NULL ? v : "(absent: an unpatched kernel)", userns != NULL ? userns : "(absent)",
-           (long) geteuid ());
-  if (mode != ENTER_MODE_AUTO)
-    {
-      verbose ("mode %s: --mode %s", mode == ENTER_MODE_CHROOT ? "chroot" : "userns",
-               mode == ENTER_MODE_CHROOT ? "chroot" : "userns");
-      return mode;
-    }
-  bool chroot_works = userns_chroot_allowed ();
-  verbose ("mode %s: auto, %s", chroot_works ? "chroot" : "userns",
-           geteuid () == 0 ? "running as root: chroot needs no namespace"
-           : chroot_works ? "fs.unprivileged_chroot=1 lets us chroot"
-                          : "chroot needs fs.unprivileged_chroot=1: a user namespace instead");
-  return chroot_works ? ENTER_MODE_CHROOT : ENTER_MODE_USERNS;
-}
 
 void
 enter_devroot (const struct cli *cli)
@@ -138,22 +112,9 @@ enter_devroot (const struct cli *cli)
     die_with_error ("cannot unshare the filesystem attributes");
 
   bool userns_off;
-  enum enter_mode mode = resolve_mode (opts->mode, &userns_off);
   size_t n_binds;
-  struct bind *binds = bind_parse_all (opts->binds, &n_binds);
-  /* A device is given by a bind in the job's own mount namespace: auto mode makes one. */
-  if (opts->devices != NULL && mode == ENTER_MODE_CHROOT && opts->mode == ENTER_MODE_CHROOT)
-    die ("--device: chroot mode makes no mounts, so it gives no device: use --mode userns or "
-         "auto where user namespaces work");
-  if (opts->devices != NULL && mode == ENTER_MODE_CHROOT)
-    {
-      verbose ("mode userns: --device needs a mount namespace of the job's own");
-      mode = ENTER_MODE_USERNS;
-    }
-  if (n_binds > 0 && mode == ENTER_MODE_CHROOT)
-    die ("--bind: chroot mode makes no mounts (%s): use --mode userns where user namespaces "
-         "work, or keep the files inside the root (see 'enter-devroot path')",
-         opts->mode == ENTER_MODE_AUTO ? "auto mode chose it on this kernel" : "--mode chroot");
+  struct bind *binds;
+  enum enter_mode mode = mode_choose (opts, &userns_off, &binds, &n_binds);
   /* Not a local, as for root below: the job's children never return. */
   static struct cdi_view cdi;
   if (opts->devices != NULL)
@@ -188,14 +149,8 @@ enter_devroot (const struct cli *cli)
     }
   if (have_meta && meta.image.digest != NULL)
     opts_image.image = &meta.image;
-  /* An overlay root exists only as a mount in the job's namespaces: never in chroot mode,
-   * and auto mode enters it in a user namespace whatever chroot would allow. */
   bool overlay = have_meta && overlay_is_root (&meta);
-  if (overlay && mode == ENTER_MODE_CHROOT && opts->mode == ENTER_MODE_CHROOT)
-    die ("cannot enter root '%s' in chroot mode: it is an overlay root, which needs user "
-         "namespaces (chroot mode makes no mounts): use --mode userns or auto", name);
-  if (overlay)
-    mode = ENTER_MODE_USERNS;
+  mode = mode_for_root (mode, opts, name, overlay);
   command_choose (cli, name, &opts_image);
   if (!opts->no_host_dns && mode == ENTER_MODE_CHROOT)
     hostfiles_refresh_copies (name, root);
