@@ -52,146 +52,98 @@
  *      whatever the job left running (in userns mode the PID namespace died with its
  *      PID 1); take the terminal back; remove a throwaway root; exit as the command did.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#endif
 
-#include "common/account.h"
-#include "common/name.h"
-#include "common/overlay.h"
-#include "common/paths.h"
-#include "common/roots.h"
-#include "common/userns.h"
 #include "common/util.h"
-#include "common/verbose.h"
 #include "enter/bind.h"
 #include "enter/cdi.h"
 #include "enter/command.h"
-#include "enter/confine.h"
 #include "enter/enter.h"
-#include "enter/env.h"
-#include "enter/ephemeral.h"
-#include "enter/hostfiles.h"
 #include "enter/job.h"
 #include "enter/mode.h"
-#include "enter/mounts.h"
 #include "enter/mpi.h"
-#include "enter/pidns.h"
-#include "enter/rootemu.h"
+#include "enter/root.h"
 #include "enter/share.h"
-#include "enter/shell.h"
-#include "enter/stepns.h"
 #include "enter/supervise.h"
 #include "enter/terminal.h"
 #include "enter/view.h"
-#include "enter/warm-key.h"
 
 void
 enter_devroot (const struct cli *cli)
 {
-  struct enter_opts opts_image = cli->enter;
-  const struct enter_opts *opts = &opts_image;
+  /* CLI's options, and what the steps below add to them: --device's variables, the
+   * image the root was made from, whether run runs the image's command. */
+  struct enter_opts opts = cli->enter;
+  /* 2-4. No descriptor but the standard ones (and PMI_FD's), no new privileges, a
+   * filesystem context of our own. */
   close_fds_except (STDERR_FILENO + 1, mpi_pmi_fd ());
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     die_with_error ("cannot set no_new_privs");
   if (unshare (CLONE_FS) < 0)
     die_with_error ("cannot unshare the filesystem attributes");
 
+  /* 5. The mode (mode.c), and every --bind and --device resolved for it. */
   bool userns_off;
   size_t n_binds;
   struct bind *binds;
-  enum enter_mode mode = mode_choose (opts, &userns_off, &binds, &n_binds);
+  enum enter_mode mode = mode_choose (&opts, &userns_off, &binds, &n_binds);
   /* Not a local, as for root below: the job's children never return. */
   static struct cdi_view cdi;
-  if (opts->devices != NULL)
+  if (opts.devices != NULL)
     {
-      cdi_resolve (opts->devices, &cdi);
-      opts_image.env.device_env = cdi.edits.env;
+      cdi_resolve (opts.devices, &cdi);
+      opts.env.device_env = cdi.edits.env;
     }
 
+  /* 6. The root (root.c): NAME, or a throwaway one made now, and what it needs. Not a
+   * local: the children never return, so the compiler may drop a local's slot, and the
+   * path and metadata (its image fields are used until the exec) are unreachable (a leak
+   * to valgrind) when a failed exec exits. */
   supervise_block_signals ();
-  struct ephemeral eph;
-  const char *name = cli->name;
-  if (cli->ephemeral)
-    {
-      ephemeral_create (cli, &eph, mode == ENTER_MODE_USERNS);
-      name = eph.name;
-    }
-  /* Not a local: the children never return, so the compiler may drop a local's slot and
-   * the path is unreachable (a leak to valgrind) when a failed exec exits; volatile, or
-   * the store to a static nobody reads is dropped too. */
-  static char *volatile root;
-  static struct meta meta; /* the same: its image fields are used until the exec */
-  bool direct = cli->ephemeral && eph.direct;
-  /* A direct throwaway root has no directory of its own on the host: the job's tmpfs is
-   * mounted on the staging directory, where the supervisor waits until the clone. */
-  root = direct ? xstrdup (eph.paths.staging) : roots_existing_path (name, "enter");
-  verbose ("root '%s': %s", name, root);
-  bool have_meta = direct || roots_read_meta (name, &meta);
-  if (direct)
-    {
-      meta = eph.meta; /* the static's now: the run's metadata */
-      eph.meta = (struct meta) { 0 };
-    }
-  if (have_meta && meta.image.digest != NULL)
-    opts_image.image = &meta.image;
-  bool overlay = have_meta && overlay_is_root (&meta);
-  mode = mode_for_root (mode, opts, name, overlay);
-  command_choose (cli, name, &opts_image);
-  if (!opts->no_host_dns && mode == ENTER_MODE_CHROOT)
-    hostfiles_refresh_copies (name, root);
-  /* An MPI task's view of its PMIx server: optional binds, after the user's. */
+  static struct enter_root root;
+  root_resolve (cli, mode == ENTER_MODE_USERNS, &root);
+  if (root.image != NULL)
+    opts.image = root.image;
+  mode = mode_for_root (mode, &opts, root.name, root.overlay);
+  command_choose (cli, root.name, &opts);
+
+  /* 7. Into the root's directory (root.c); an MPI task's view of its PMIx server first:
+   * optional binds, after the user's. */
   if (mode == ENTER_MODE_USERNS)
     mpi_add_binds (&binds, &n_binds);
-  int rootfd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (rootfd < 0)
-    die_with_error ("cannot enter root '%s': cannot open %s", name, root);
   struct stat root_st;
-  if (fchdir (rootfd) < 0 || fstat (rootfd, &root_st) < 0)
-    die_with_error ("cannot enter root '%s': cannot change directory to %s", name, root);
-  /* chroot mode enters through it (start_chroot_job); userns mode mounts on the path. */
-  if (mode != ENTER_MODE_CHROOT)
-    {
-      close (rootfd);
-      rootfd = -1;
-    }
+  int rootfd = root_open (&root, mode, &opts, &root_st);
 
-  int status_read = -1;
+  /* 8. The job: in userns mode, the view of the root it is given (view.c) and the
+   * namespaces it shares (share.c); started (job.c). */
   struct terminal term;
   terminal_probe (&term);
   if (mode != ENTER_MODE_USERNS)
     term.fd = -1; /* the job stays in our process group: it owns the terminal with us */
-  struct userns_view view = { .name = name, .opts = opts, .binds = binds, .n_binds = n_binds,
-                              .cdi = opts->devices != NULL ? &cdi : NULL,
+  struct userns_view view = { .name = root.name, .opts = &opts, .binds = binds,
+                              .n_binds = n_binds, .cdi = opts.devices != NULL ? &cdi : NULL,
                               .uid = getuid (), .gid = getgid (), .term = &term,
-                              .root = root, .overlay = overlay ? &meta : NULL,
-                              .scratch = direct ? root : NULL };
+                              .root = root.path, .overlay = root.overlay ? &root.meta : NULL,
+                              .scratch = root.direct ? root.path : NULL };
   struct job_share share;
   share_choose (cli, mode == ENTER_MODE_USERNS && !userns_off, &view, &term, &root_st, &share);
+  int status_read = -1;
   pid_t job = mode == ENTER_MODE_CHROOT
-                ? start_chroot_job (name, opts, rootfd)
+                ? start_chroot_job (root.name, &opts, rootfd)
                 : start_userns_job (&view, &share, &status_read);
-  /* The supervisor is not inside the root (remove's in-use check looks at working
-   * directories too). */
+
+  /* 10. The supervisor (supervise.c), which is not inside the root (remove's in-use check
+   * looks at working directories too). */
   if (chdir ("/") < 0)
     die_with_error ("cannot change directory to /");
   if (status_read >= 0)
     terminal_watch (&term, job, status_read);
-  struct supervise_opts sopts = { .timeout = opts->timeout, .escalate = true,
+  struct supervise_opts sopts = { .timeout = opts.timeout, .escalate = true,
                                   .sweep = mode == ENTER_MODE_CHROOT,
                                   .on_sigio = terminal_on_sigio, .sigio_arg = &term };
   struct job_end end;
@@ -203,10 +155,9 @@ enter_devroot (const struct cli *cli)
   terminal_restore (&term);
   share_leave (&share);
   /* A failed --save is run's own failure when the command's was none. */
-  bool save_failed = cli->ephemeral && ephemeral_remove (&eph, &end) < 0;
+  bool save_failed = root_leave (&root, &end) < 0;
   bind_free (binds, n_binds);
   cdi_view_clear (&cdi);
-  free (root);
   if (save_failed && !end.timed_out && WIFEXITED (end.status) && WEXITSTATUS (end.status) == 0)
     exit (EXIT_TOOL_FAILURE);
   supervise_exit_like (&end);
