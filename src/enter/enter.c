@@ -1,4 +1,5 @@
-/* Entering a devroot, in this order (each step says why):
+/* Entering a devroot, in this order (each step says why, and names the file that does
+ * it; enter_devroot below calls them in this order and supervises the job itself):
  *
  *   1. refuse setuid/setgid execution (done first thing in main);
  *   2. close every fd above 2: a leaked directory fd is a way out of any chroot
@@ -8,32 +9,37 @@
  *      files or file capabilities planted in the root; the patched kernel requires it;
  *   4. unshare(CLONE_FS): the root and cwd we change are ours alone even if a library
  *      started a thread sharing them (libcurl's threaded resolver);
- *   5. pick the mode: auto is chroot where this kernel lets us chroot (root, or
- *      fs.unprivileged_chroot=1), else a user namespace; check every --bind (userns mode
- *      only: bind.c) before anything is created;
- *   6. run --ephemeral: create the throwaway root through the store helper (ephemeral.c);
- *   7. open the root with O_PATH|O_NOFOLLOW, fchdir into it: the working directory is
- *      inside the new root before it becomes the root, and no fd to a directory outside
- *      is open (the kernel checks neither); in chroot mode, first copy the host's
- *      resolv.conf and hosts in where the root's own is missing, empty or our last copy
- *      (hostfiles.c); the descriptor is kept for step 8 in chroot mode only;
- *   8. start the job, the signals the supervisor waits for blocked first (supervise.c):
+ *   5. pick the mode (mode.c): auto is chroot where this kernel lets us chroot (root, or
+ *      fs.unprivileged_chroot=1), else a user namespace, which --device needs too (its
+ *      nodes are binds: cdi.c); check every --bind (userns mode only: bind.c) before
+ *      anything is created;
+ *   6. resolve the root (root.c): NAME, or with run --ephemeral a throwaway root created
+ *      through the store helper (ephemeral.c); its metadata says which image it was made
+ *      from and whether it is an overlay root, which only userns mode enters (mode.c);
+ *   7. open the root with O_PATH|O_NOFOLLOW, fchdir into it (root.c): the working
+ *      directory is inside the new root before it becomes the root, and no fd to a
+ *      directory outside is open (the kernel checks neither); in chroot mode, first copy
+ *      the host's resolv.conf and hosts in where the root's own is missing, empty or our
+ *      last copy (hostfiles.c); the descriptor is kept for step 8 in chroot mode only;
+ *   8. start the job (job.c), the signals the supervisor waits for blocked first
+ *      (supervise.c):
  *      chroot mode: become a child subreaper, fork; the child makes the root's descriptor
  *      its root with fchroot(2) where the kernel has it (Linux 7.3: the path opened in
  *      step 7 is not walked again), else chroot("."), and closes it;
- *      userns mode: clone a child into new user, mount and PID namespaces; on a terminal
- *      that is ours, it takes a process group of its own and makes it the terminal's
- *      foreground group (terminal.c: ours does not exist in its PID namespace, and a
- *      shell needs one it can see for job control); it maps the
- *      caller's uid and gid to themselves, makes its mounts private, mounts a tmpfs /dev
- *      holding the host's null, zero, full, random, urandom and tty, a tmpfs /dev/shm
- *      as large as the host's, a devpts of its own and the user's terminal as console
- *      (mount_dev), a fresh /proc (pidns.c), the host's resolv.conf and hosts read-only
- *      (hostfiles.c), every --bind (bind.c: all checked before anything is created) and
- *      for an MPI task its PMIx server's directories (mpi.c) inside the root,
- *      chroot(".")s, drops its capabilities and, as PID 1, forks the command and reaps
- *      (pidns.c);
- *   9. in the command (run_command): check that getcwd() is "/" and "." is "/" (the runc
+ *      userns mode: clone a child into new user, mount and PID namespaces (or into those
+ *      an overlay root's holder, a Slurm step's tasks or a warm run share: share.c,
+ *      stepns.c); on a terminal that is ours, it takes a process group of its own and
+ *      makes it the terminal's foreground group (terminal.c: ours does not exist in its
+ *      PID namespace, and a shell needs one it can see for job control); it builds the
+ *      root's view (view.c): it maps the caller's uid and gid to themselves, makes its
+ *      mounts private, mounts a tmpfs /dev holding the host's null, zero, full, random,
+ *      urandom and tty, a tmpfs /dev/shm as large as the host's, a devpts of its own and
+ *      the user's terminal as console (mount_dev), a fresh /proc (pidns.c), the host's
+ *      resolv.conf and hosts read-only (hostfiles.c), every --bind (bind.c: all checked
+ *      before anything is created) and for an MPI task its PMIx server's directories
+ *      (mpi.c) inside the root; it chroot(".")s, drops its capabilities and, as PID 1,
+ *      forks the command and reaps (pidns.c);
+ *   9. in the command (command.c): check that getcwd() is "/" and "." is "/" (the runc
  *      lesson: never trust the cwd); chdir to --workdir, else an OCI image's WorkingDir,
  *      else the home from the root's /etc/passwd; build the environment (an OCI image's
  *      Env under ours); confine (confine.c): a Landlock domain limiting the filesystem
@@ -45,12 +51,13 @@
  *      chown/set*id succeed (rootemu.c); exec, searching PATH inside the root: the
  *      command given, else for run an OCI image's Entrypoint+Cmd (as `docker run IMAGE`
  *      would), else the user's shell (always for enter);
- *  10. the supervisor, which never entered the root nor, but for a warm run's (stepns.c),
- *      any namespace (supervise.c):
+ *  10. the supervisor (enter_devroot, supervise.c), which never entered the root nor, but
+ *      for a warm run's or an overlay root's holder's (share.c, stepns.c), any namespace:
  *      pass SIGINT, SIGTERM and SIGHUP on, enforce --timeout, relay a stop of the command
  *      to the caller's shell and resume it with us (terminal.c), wait; in chroot mode kill
  *      whatever the job left running (in userns mode the PID namespace died with its
- *      PID 1); take the terminal back; remove a throwaway root; exit as the command did.
+ *      PID 1); take the terminal back; remove a throwaway root (root.c); exit as the
+ *      command did.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -100,11 +107,11 @@ enter_devroot (const struct cli *cli)
       opts.env.device_env = cdi.edits.env;
     }
 
-  /* 6. The root (root.c): NAME, or a throwaway one made now, and what it needs. Not a
-   * local: the children never return, so the compiler may drop a local's slot, and the
-   * path and metadata (its image fields are used until the exec) are unreachable (a leak
-   * to valgrind) when a failed exec exits. */
+  /* 6. The root (root.c): NAME, or a throwaway one made now; the mode it needs. */
   supervise_block_signals ();
+  /* Not a local: the children never return, so the compiler may drop a local's slot, and
+   * the path and metadata (its image fields are used until the exec) are unreachable (a
+   * leak to valgrind) when a failed exec exits. */
   static struct enter_root root;
   root_resolve (cli, mode == ENTER_MODE_USERNS, &root);
   if (root.image != NULL)
@@ -120,7 +127,7 @@ enter_devroot (const struct cli *cli)
   int rootfd = root_open (&root, mode, &opts, &root_st);
 
   /* 8. The job: in userns mode, the view of the root it is given (view.c) and the
-   * namespaces it shares (share.c); started (job.c). */
+   * namespaces it shares (share.c); started (job.c), its child runs step 9 (command.c). */
   struct terminal term;
   terminal_probe (&term);
   if (mode != ENTER_MODE_USERNS)
