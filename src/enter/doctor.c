@@ -28,7 +28,7 @@ enum probe
 };
 
 /* In the child: 0 on success, else the errno that stopped it. The chroot probe enters as
- * enter does in chroot mode (enter.c: fchroot(2) on the directory's descriptor, else
+ * enter does in chroot mode (job.c: fchroot(2) on the directory's descriptor, else
  * chroot(".")). */
 static int
 probe_in_child (enum probe what, const char *dir)

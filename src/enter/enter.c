@@ -1,4 +1,5 @@
-/* Entering a devroot, in this order (each step says why):
+/* Entering a devroot, in this order (each step says why, and names the file that does
+ * it; enter_devroot below calls them in this order and supervises the job itself):
  *
  *   1. refuse setuid/setgid execution (done first thing in main);
  *   2. close every fd above 2: a leaked directory fd is a way out of any chroot
@@ -8,32 +9,37 @@
  *      files or file capabilities planted in the root; the patched kernel requires it;
  *   4. unshare(CLONE_FS): the root and cwd we change are ours alone even if a library
  *      started a thread sharing them (libcurl's threaded resolver);
- *   5. pick the mode: auto is chroot where this kernel lets us chroot (root, or
- *      fs.unprivileged_chroot=1), else a user namespace; check every --bind (userns mode
- *      only: bind.c) before anything is created;
- *   6. run --ephemeral: create the throwaway root through the store helper (ephemeral.c);
- *   7. open the root with O_PATH|O_NOFOLLOW, fchdir into it: the working directory is
- *      inside the new root before it becomes the root, and no fd to a directory outside
- *      is open (the kernel checks neither); in chroot mode, first copy the host's
- *      resolv.conf and hosts in where the root's own is missing, empty or our last copy
- *      (hostfiles.c); the descriptor is kept for step 8 in chroot mode only;
- *   8. start the job, the signals the supervisor waits for blocked first (supervise.c):
+ *   5. pick the mode (mode.c): auto is chroot where this kernel lets us chroot (root, or
+ *      fs.unprivileged_chroot=1), else a user namespace, which --device needs too (its
+ *      nodes are binds: cdi.c); check every --bind (userns mode only: bind.c) before
+ *      anything is created;
+ *   6. resolve the root (root.c): NAME, or with run --ephemeral a throwaway root created
+ *      through the store helper (ephemeral.c); its metadata says which image it was made
+ *      from and whether it is an overlay root, which only userns mode enters (mode.c);
+ *   7. open the root with O_PATH|O_NOFOLLOW, fchdir into it (root.c): the working
+ *      directory is inside the new root before it becomes the root, and no fd to a
+ *      directory outside is open (the kernel checks neither); in chroot mode, first copy
+ *      the host's resolv.conf and hosts in where the root's own is missing, empty or our
+ *      last copy (hostfiles.c); the descriptor is kept for step 8 in chroot mode only;
+ *   8. start the job (job.c), the signals the supervisor waits for blocked first
+ *      (supervise.c):
  *      chroot mode: become a child subreaper, fork; the child makes the root's descriptor
  *      its root with fchroot(2) where the kernel has it (Linux 7.3: the path opened in
  *      step 7 is not walked again), else chroot("."), and closes it;
- *      userns mode: clone a child into new user, mount and PID namespaces; on a terminal
- *      that is ours, it takes a process group of its own and makes it the terminal's
- *      foreground group (terminal.c: ours does not exist in its PID namespace, and a
- *      shell needs one it can see for job control); it maps the
- *      caller's uid and gid to themselves, makes its mounts private, mounts a tmpfs /dev
- *      holding the host's null, zero, full, random, urandom and tty, a tmpfs /dev/shm
- *      as large as the host's, a devpts of its own and the user's terminal as console
- *      (mount_dev), a fresh /proc (pidns.c), the host's resolv.conf and hosts read-only
- *      (hostfiles.c), every --bind (bind.c: all checked before anything is created) and
- *      for an MPI task its PMIx server's directories (mpi.c) inside the root,
- *      chroot(".")s, drops its capabilities and, as PID 1, forks the command and reaps
- *      (pidns.c);
- *   9. in the command (run_command): check that getcwd() is "/" and "." is "/" (the runc
+ *      userns mode: clone a child into new user, mount and PID namespaces (or into those
+ *      an overlay root's holder, a Slurm step's tasks or a warm run share: share.c,
+ *      stepns.c); on a terminal that is ours, it takes a process group of its own and
+ *      makes it the terminal's foreground group (terminal.c: ours does not exist in its
+ *      PID namespace, and a shell needs one it can see for job control); it builds the
+ *      root's view (view.c): it maps the caller's uid and gid to themselves, makes its
+ *      mounts private, mounts a tmpfs /dev holding the host's null, zero, full, random,
+ *      urandom and tty, a tmpfs /dev/shm as large as the host's, a devpts of its own and
+ *      the user's terminal as console (mount_dev), a fresh /proc (pidns.c), the host's
+ *      resolv.conf and hosts read-only (hostfiles.c), every --bind (bind.c: all checked
+ *      before anything is created) and for an MPI task its PMIx server's directories
+ *      (mpi.c) inside the root; it chroot(".")s, drops its capabilities and, as PID 1,
+ *      forks the command and reaps (pidns.c);
+ *   9. in the command (command.c): check that getcwd() is "/" and "." is "/" (the runc
  *      lesson: never trust the cwd); chdir to --workdir, else an OCI image's WorkingDir,
  *      else the home from the root's /etc/passwd; build the environment (an OCI image's
  *      Env under ours); confine (confine.c): a Landlock domain limiting the filesystem
@@ -45,731 +51,106 @@
  *      chown/set*id succeed (rootemu.c); exec, searching PATH inside the root: the
  *      command given, else for run an OCI image's Entrypoint+Cmd (as `docker run IMAGE`
  *      would), else the user's shell (always for enter);
- *  10. the supervisor, which never entered the root nor, but for a warm run's (stepns.c),
- *      any namespace (supervise.c):
+ *  10. the supervisor (enter_devroot, supervise.c), which never entered the root nor, but
+ *      for a warm run's or an overlay root's holder's (share.c, stepns.c), any namespace:
  *      pass SIGINT, SIGTERM and SIGHUP on, enforce --timeout, relay a stop of the command
  *      to the caller's shell and resume it with us (terminal.c), wait; in chroot mode kill
  *      whatever the job left running (in userns mode the PID namespace died with its
- *      PID 1); take the terminal back; remove a throwaway root; exit as the command did.
+ *      PID 1); take the terminal back; remove a throwaway root (root.c); exit as the
+ *      command did.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#endif
 
-#include "common/account.h"
-#include "common/name.h"
-#include "common/overlay.h"
-#include "common/paths.h"
-#include "common/roots.h"
-#include "common/userns.h"
 #include "common/util.h"
-#include "common/verbose.h"
 #include "enter/bind.h"
 #include "enter/cdi.h"
-#include "enter/confine.h"
+#include "enter/command.h"
 #include "enter/enter.h"
-#include "enter/env.h"
-#include "enter/ephemeral.h"
-#include "enter/hostfiles.h"
-#include "enter/mounts.h"
+#include "enter/job.h"
+#include "enter/mode.h"
 #include "enter/mpi.h"
-#include "enter/pidns.h"
-#include "enter/rootemu.h"
-#include "enter/shell.h"
-#include "enter/stepns.h"
+#include "enter/root.h"
+#include "enter/share.h"
 #include "enter/supervise.h"
 #include "enter/terminal.h"
-#include "enter/warm-key.h"
-
-#define DEFAULT_SHELL "/bin/sh"
-#define PASSWD_MAX_SIZE (16 * 1024 * 1024)
-/* PID 1's end of the pipe that carries the command's wait status to the supervisor. */
-#define STATUS_FD (STDERR_FILENO + 1)
-
-extern char **environ;
-
-/* Where the kernel lets us chroot without a user namespace: as root, or with the patched
- * kernel's fs.unprivileged_chroot=1. auto mode decides by this rather than by trying:
- * the supervisor must stay outside the root, so the chroot happens in the child.
- * *USERNS_OFF: user.max_user_namespaces is 0, so no namespaces can be shared or kept. */
-static enum enter_mode
-resolve_mode (enum enter_mode mode, bool *userns_off)
-{
-  cleanup_free char *v = read_first_line (SYSCTL_UNPRIVILEGED_CHROOT);
-  cleanup_free char *userns = read_first_line (SYSCTL_MAX_USER_NAMESPACES);
-  *userns_off = userns != NULL && strcmp (userns, "0") == 0;
-  verbose ("sysctl fs.unprivileged_chroot=%s, user.max_user_namespaces=%s, euid %ld",
-           v != NULL ? v : "(absent: an unpatched kernel)", userns != NULL ? userns : "(absent)",
-           (long) geteuid ());
-  if (mode != ENTER_MODE_AUTO)
-    {
-      verbose ("mode %s: --mode %s", mode == ENTER_MODE_CHROOT ? "chroot" : "userns",
-               mode == ENTER_MODE_CHROOT ? "chroot" : "userns");
-      return mode;
-    }
-  bool chroot_works = userns_chroot_allowed ();
-  verbose ("mode %s: auto, %s", chroot_works ? "chroot" : "userns",
-           geteuid () == 0 ? "running as root: chroot needs no namespace"
-           : chroot_works ? "fs.unprivileged_chroot=1 lets us chroot"
-                          : "chroot needs fs.unprivileged_chroot=1: a user namespace instead");
-  return chroot_works ? ENTER_MODE_CHROOT : ENTER_MODE_USERNS;
-}
-
-/* What a userns-mode job's namespaces are made of (step 8), for its own PID 1 or for the
- * keeper of the namespaces a Slurm step's tasks share (stepns.c). */
-struct userns_view
-{
-  const char *name;
-  const struct enter_opts *opts;
-  const struct bind *binds;
-  size_t n_binds;
-  const struct cdi_view *cdi;  /* --device's edits (cdi.h), else NULL */
-  uid_t uid; /* the caller's, read before the clone: inside they are unmapped until then */
-  gid_t gid;
-  const struct terminal *term; /* the caller's terminal, for the job's PID 1 to take */
-  const char *root;            /* its path, for an overlay root's mount */
-  const struct meta *overlay;  /* an overlay root's metadata (overlay.h), else NULL */
-  const char *scratch;         /* run --ephemeral of a cached image: where the job mounts its
-                                * tmpfs (mount_ephemeral_root), else NULL */
-  bool in_base;                /* made in the overlay root's holder's namespaces (stepns.h):
-                                * the maps are written and the overlay is mounted there */
-};
-
-__attribute__((noreturn)) static void
-die_userns_unavailable (const struct userns_view *v, int userns_errno)
-{
-  cleanup_free char *userns_why = userns_unavailable_reason (userns_errno);
-  if (v->overlay != NULL)
-    die ("cannot enter root '%s': it is an overlay root, which needs user namespaces "
-         "(unavailable: %s): see 'enter-devroot doctor'", v->name, userns_why);
-  if (v->opts->mode != ENTER_MODE_AUTO)
-    die ("cannot enter root '%s': user namespaces unavailable (%s): see "
-         "'enter-devroot doctor'", v->name, userns_why);
-  cleanup_free char *chroot_why = chroot_refused_reason (EPERM);
-  die ("cannot enter root '%s': chroot refused (%s) and user namespaces unavailable "
-       "(%s): see 'enter-devroot doctor'", v->name, chroot_why, userns_why);
-}
-
-/* After chroot the working directory must be the new root, and nothing else. */
-static void
-verify_inside (const char *name)
-{
-  char cwd[2];
-  struct stat dot, slash;
-  if (getcwd (cwd, sizeof cwd) == NULL || strcmp (cwd, "/") != 0)
-    die ("cannot enter root '%s': the working directory is not the new root", name);
-  if (stat (".", &dot) < 0 || stat ("/", &slash) < 0)
-    die_with_error ("cannot enter root '%s': stat", name);
-  if (dot.st_dev != slash.st_dev || dot.st_ino != slash.st_ino)
-    die ("cannot enter root '%s': the working directory is not the new root", name);
-}
-
-static bool
-is_directory (const char *path)
-{
-  struct stat st;
-  return path != NULL && path[0] == '/' && stat (path, &st) == 0 && S_ISDIR (st.st_mode);
-}
-
-/* A vector of the image's Entrypoint followed by TAIL (its Cmd, or run --entrypoint's
- * arguments); NULL when that is empty. The strings are borrowed. */
-static char **
-image_command (const struct meta_image *image, char *const *tail)
-{
-  size_t ne = image != NULL ? strv_length (image->entrypoint) : 0;
-  size_t nt = strv_length (tail);
-  if (ne + nt == 0)
-    return NULL;
-  char **argv = xcalloc (ne + nt + 1, sizeof (char *));
-  for (size_t i = 0; i < ne; i++)
-    argv[i] = image->entrypoint[i];
-  for (size_t i = 0; i < nt; i++)
-    argv[ne + i] = tail[i];
-  return argv;
-}
-
-__attribute__((noreturn)) static void
-exec_command (char **argv, char **envp)
-{
-  /* execvp searches the PATH of environ: point it at the new environment so the search
-   * happens inside the root with the root's PATH. */
-  if (verbose_on ())
-    {
-      struct strbuf b = { 0 };
-      for (char **a = argv; *a != NULL; a++)
-        {
-          strbuf_append (&b, a == argv ? "" : " ");
-          strbuf_append (&b, *a);
-        }
-      cleanup_free char *line = strbuf_steal (&b);
-      verbose ("exec %s", line);
-    }
-  environ = envp;
-  execvp (argv[0], argv);
-  int errsv = errno;
-  if (errsv == ENOENT)
-    die_status (EXIT_NOT_FOUND, "%s: command not found", argv[0]);
-  die_status (EXIT_CANNOT_EXEC, "cannot execute %s: %s", argv[0], strerror (errsv));
-}
-
-/* Steps 9 and 10 of the sequence above, in the chrooted child that becomes the command. */
-__attribute__((noreturn)) static void
-run_command (const char *name, const struct enter_opts *opts)
-{
-  verify_inside (name);
-
-  struct account acct = { 0 };
-  /* Freed here, not by a cleanup attribute: this function never returns, and a failed exec
-   * exits from below with the buffer unreachable (a leak to valgrind). acct holds copies. */
-  /* The root's own file (chrooted: its symlinks resolve inside), read only when it is a
-   * regular file: a FIFO would block the open or the read forever. */
-  char *passwd = load_regular_file ("/etc/passwd", PASSWD_MAX_SIZE, NULL);
-  if (passwd != NULL)
-    account_parse_passwd (passwd, opts->root ? 0 : getuid (), &acct); /* --root: root's */
-  else if (errno == EINVAL)
-    warn ("root '%s': /etc/passwd is not a regular file: not read (home /, shell %s)", name,
-          DEFAULT_SHELL);
-  free (passwd);
-  const char *home = is_directory (acct.home) ? acct.home : "/";
-
-  const struct meta_image *image = opts->image;
-  const char *workdir = opts->workdir != NULL ? opts->workdir
-                        : image != NULL && image->workdir != NULL && image->workdir[0] != '\0'
-                        ? image->workdir : home;
-  if (chdir (workdir) < 0)
-    die_with_error ("cannot change to working directory '%s' in root '%s'", workdir, name);
-  verbose ("working directory %s", workdir);
-
-  char **argv = opts->argv;
-  if (argv != NULL && opts->entrypoint)
-    argv = image_command (image, opts->argv);
-  else if (argv == NULL && opts->image_cmd)
-    argv = image_command (image, image != NULL ? image->cmd : NULL);
-  /* No command: enter's shell (shell.h), with a prompt that names the root. */
-  const char *shell = argv == NULL ? shell_choose (acct.shell, getenv ("SHELL"))
-                      : acct.shell != NULL && acct.shell[0] == '/' ? acct.shell : DEFAULT_SHELL;
-  cleanup_free char *prompt = argv == NULL ? shell_prompt (shell, name, opts->root) : NULL;
-  struct env_user user = { .home = home, .user = acct.name, .shell = shell, .devroot = name,
-                           .prompt = prompt };
-  char **envp = env_build (environ, &opts->env, image != NULL ? image->env : NULL, &user);
-  envp = mpi_env_defaults (envp, !opts->no_landlock && confine_landlock_abi () >= 1);
-
-  /* enter runs the shell interactively, not as a login shell, like chroot(1): the
-   * environment is exactly the one built above, not what profile scripts make of it.
-   * With commands piped in rather than a terminal, it is a plain script reader, so its
-   * output is theirs alone (no banner, no prompts), as `ssh host < script` behaves. */
-  char *shell_argv[] = { xstrdup (shell), isatty (STDIN_FILENO) ? xstrdup ("-i") : NULL, NULL };
-  if (argv == NULL)
-    argv = shell_argv;
-  confine_root (name, opts->no_landlock);
-  if (opts->root)
-    rootemu_install (name);
-  else if (opts->argv != NULL)
-    rootemu_hint (name, opts->argv);
-  exec_command (argv, envp);
-}
-
-/* A child of the supervisor: killed if the supervisor dies (SIGKILL cannot be passed on),
- * no fd from LOWFD up (the run lock of a throwaway root). */
-static void
-become_job_child (int lowfd)
-{
-  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-    die_with_error ("cannot set the parent-death signal");
-  close_fds_except (lowfd, mpi_pmi_fd ());
-}
-
-/* chroot mode: the child makes ROOTFD, its working directory, its root and becomes the
- * command. The supervisor closes ROOTFD. */
-static pid_t
-start_chroot_job (const char *name, const struct enter_opts *opts, int rootfd)
-{
-  supervise_become_subreaper ();
-  fflush (NULL);
-  pid_t pid = fork ();
-  if (pid < 0)
-    die_with_error ("cannot enter root '%s': fork", name);
-  if (pid > 0)
-    {
-      close (rootfd);
-      return pid;
-    }
-  /* ROOTFD is above stderr: keep it open past the close of the others. */
-  if (dup2 (rootfd, STDERR_FILENO + 1) < 0)
-    die_with_error ("cannot enter root '%s': dup2", name);
-  become_job_child (STDERR_FILENO + 2);
-  supervise_restore_signals ();
-  const char *how;
-  int err = chroot_to_fd (STDERR_FILENO + 1, &how) < 0 ? errno : 0;
-  close (STDERR_FILENO + 1);
-  if (err != 0)
-    {
-      cleanup_free char *why = chroot_refused_reason (err);
-      die ("cannot enter root '%s': chroot refused (%s): see 'enter-devroot doctor'", name,
-           why);
-    }
-  verbose ("chroot mode: no namespaces; entered root '%s' with %s", name, how);
-  run_command (name, opts);
-}
-
-/* An overlay root: its overlay mounted on roots/NAME, the working directory moved from the
- * empty mount point underneath into it. */
-static void
-mount_overlay_root (const struct userns_view *v)
-{
-  struct store_paths p;
-  store_paths_from_env (&p);
-  /* A throwaway root's writes need no sync when the job ends (overlay.c). */
-  overlay_mount_root (&p, v->name, v->overlay, str_has_prefix (v->name, EPHEMERAL_PREFIX));
-  store_paths_clear (&p);
-  int fd = open (v->root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || fchdir (fd) < 0)
-    die_with_error ("cannot enter root '%s': cannot change directory to its overlay %s",
-                    v->name, v->root);
-  close (fd);
-}
-
-/* run --ephemeral of a cached image (ephemeral.h): a tmpfs on the store's staging directory,
- * in this mount namespace only, holds the overlay's upper, work directory and mount point;
- * the layers are mounted there directly, with create's additions (the account, the image's
- * WorkingDir) written through it. Nothing of it is on the host: it goes with the job's
- * namespaces, however the job ends. */
-static void
-mount_ephemeral_root (const struct userns_view *v)
-{
-  const char *dir = v->scratch;
-  verbose ("mount a tmpfs on %s for the throwaway root's upper", dir);
-  if (mount ("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0)
-    die_with_error ("cannot enter root '%s': cannot mount a tmpfs on %s", v->name, dir);
-  size_t n = strv_length (v->overlay->layers);
-  cleanup_free char *top = overlay_layer_tree (v->overlay->layers[n - 1]);
-  cleanup_free char *upper = xasprintf ("%s/upper", dir);
-  cleanup_free char *work = xasprintf ("%s/work", dir);
-  cleanup_free char *target = xasprintf ("%s/root", dir);
-  struct stat st;
-  /* The merged root directory shows the upper's mode: the top layer's, as create gives. */
-  if (top == NULL || stat (top, &st) < 0 || mkdir (upper, 0700) < 0
-      || chmod (upper, st.st_mode & 07777) < 0 || mkdir (work, 0700) < 0
-      || mkdir (target, 0700) < 0)
-    die_with_error ("cannot enter root '%s': cannot make its upper in the tmpfs on %s",
-                    v->name, dir);
-  overlay_mount (v->name, target, v->overlay->layers, dir, true);
-  int fd = open (target, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || fchdir (fd) < 0)
-    die_with_error ("cannot enter root '%s': cannot change directory to its overlay %s",
-                    v->name, target);
-  account_ensure_user (fd);
-  const char *workdir = v->overlay->image.workdir;
-  if (workdir != NULL && workdir[0] != '\0' && mkdir_p_beneath (fd, workdir) < 0)
-    die_with_error ("cannot enter root '%s': cannot create the image's WorkingDir %s",
-                    v->name, workdir);
-  close (fd);
-}
-
-/* The identity maps and private mounts of new user and mount namespaces. */
-static void
-make_userns_private (const struct userns_view *v)
-{
-  if (userns_write_identity_maps (v->uid, v->gid) < 0)
-    die_userns_unavailable (v, errno);
-  verbose ("uid map %ld %ld 1, gid map %ld %ld 1", (long) v->uid, (long) v->uid,
-           (long) v->gid, (long) v->gid);
-  /* Our mounts must not propagate back to the caller's namespace. (The kernel ignores the
-   * type of a propagation change or a bind; "none" rather than NULL keeps valgrind quiet.) */
-  verbose ("mount / private, recursively (nothing propagates back to the host)");
-  if (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
-    die_with_error ("cannot enter root '%s': cannot make the mounts private", v->name);
-}
-
-/* The working directory the root's directory at V->root (joining namespaces made it the
- * mount namespace's root): there, an overlay root's mount. */
-static void
-chdir_root (const struct userns_view *v)
-{
-  int fd = open (v->root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || fchdir (fd) < 0)
-    die_with_error ("cannot enter root '%s': cannot change directory to %s", v->name, v->root);
-  close (fd);
-}
-
-/* In the new namespaces, the working directory the root: the identity maps, private mounts,
- * an overlay root's overlay (in its holder's namespaces, already there), /dev, /proc, the
- * host files, every --bind, then --device's nodes, mounts and hooks (cdi.h). */
-static void
-build_userns_view (void *arg)
-{
-  const struct userns_view *v = arg;
-  if (v->in_base)
-    chdir_root (v);
-  else
-    make_userns_private (v);
-  if (v->scratch != NULL)
-    mount_ephemeral_root (v);
-  else if (v->overlay != NULL && !v->in_base)
-    mount_overlay_root (v);
-  if (v->cdi != NULL)
-    cdi_prepare (v->name, v->cdi, v->scratch == NULL && v->overlay == NULL, v->root);
-  bind_check_all (v->name, v->binds, v->n_binds);
-  mount_dev (v->name, v->term);
-  pidns_mount_proc (v->name);
-  if (!v->opts->no_host_dns)
-    hostfiles_bind (v->name);
-  bind_mount_all (v->name, v->binds, v->n_binds);
-  if (v->cdi != NULL)
-    cdi_apply (v->name, v->cdi);
-}
-
-/* An overlay root's holder (stepns_root_init): new user and mount namespaces holding the
- * root's one overlay mount, which every run, warm keeper and export of it starts from. */
-static void
-build_overlay_holder (void *arg)
-{
-  const struct userns_view *v = arg;
-  make_userns_private (v);
-  mount_overlay_root (v);
-}
-
-/* In namespaces made or joined, the working directory the root: chroot, drop the
- * capabilities, fork the command and wait for it as PID 1 does (pidns.c). In joined
- * namespaces this process is outside the PID namespace, so the command is not killed
- * with it: the parent-death signal does that. */
-__attribute__((noreturn)) static void
-chroot_and_wait (const char *name, const struct enter_opts *opts, bool joined,
-                 bool report_stops)
-{
-  verbose ("chroot into root '%s'", name);
-  if (chroot (".") < 0)
-    die_with_error ("cannot enter root '%s': chroot inside a user namespace", name);
-  pidns_drop_capabilities (name);
-
-  /* vfork: this process only waits, and copying its address space for a child that execs
-   * at once was a tenth of a warm run (bench/warm-run). The child shares our memory until
-   * its exec: what it allocates is left to us, and a failure _exit()s without cleanups or
-   * atexit handlers (set_die_at_once, whose flag this process then shares: right for it
-   * too, as the cleanups it inherited are the supervisor's). Its credentials, Landlock
-   * domain, seccomp filter, working directory and file descriptors are its own. */
-  pid_t command = vfork ();
-  if (command < 0)
-    die_with_error ("cannot enter root '%s': fork", name);
-  if (command == 0)
-    {
-      set_die_at_once ();
-      if (joined && prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-        die_with_error ("cannot set the parent-death signal");
-      close (STATUS_FD);
-      supervise_restore_signals ();
-      run_command (name, opts);
-    }
-  pidns_init (command, STATUS_FD, report_stops);
-}
-
-/* userns mode: the child is PID 1 of new user, mount and PID namespaces; it builds the
- * root's view, chroots, and forks the command (step 8). An overlay root's job is made in
- * its holder's user and mount namespaces (BASE not NULL: this process joins them, so that
- * the child's new mount namespace is a copy of the one with the root's overlay). A warm run
- * (STEP->idle) joins its keeper's user and mount namespaces the same way, where the view
- * is built already: its child is PID 1 of a PID namespace of its own there, with a /proc
- * of its own, so that nothing the command starts outlives it (setsid or double fork
- * included), while the keeper outlives the job. Joining costs this process nothing it
- * uses: it has no privilege on the host to lose, and reads nothing of the root. In a Slurm
- * step whose tasks share namespaces (STEP, not warm) the child joins the keeper's user,
- * mount and PID namespaces, chroots into the root again (joining made the mount
- * namespace's root ours), and forks the command there: the tasks see each other.
- * *STATUS_READ receives the end of the pipe the command's wait status comes through. */
-static pid_t
-start_userns_job (struct userns_view *view, const struct stepns *step, const struct stepns *base,
-                  int *status_read)
-{
-  const char *name = view->name;
-  int status_pipe[2];
-  if (pipe2 (status_pipe, O_CLOEXEC) < 0)
-    die_with_error ("cannot enter root '%s': pipe", name);
-  fflush (NULL);
-  bool warm = step != NULL && step->idle > 0;
-  const struct stepns *joined = warm ? step : step == NULL ? base : NULL;
-  /* clone as fork does (no stack: the child runs on a copy of ours), as bubblewrap does. */
-  int flags = joined != NULL ? CLONE_NEWNS | CLONE_NEWPID
-              : step != NULL ? 0 : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID;
-  if (joined != NULL)
-    {
-#if defined(__SANITIZE_ADDRESS__)
-      /* LeakSanitizer's check at exit stops the world with a tracer task, which in the
-       * namespaces we are about to join could not trace us: the check would spin forever.
-       * Check now; the exit check is then skipped. */
-      __lsan_do_leak_check ();
-#endif
-      stepns_join_view (joined, name);
-    }
-  pid_t pid = (pid_t) syscall (SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
-  if (pid < 0)
-    die_userns_unavailable (view, errno);
-  if (pid > 0)
-    {
-      close (status_pipe[1]);
-      *status_read = status_pipe[0];
-      return pid;
-    }
-
-  if (step != NULL && !warm)
-    stepns_join (step, name);
-  verbose (warm ? "in the kept user and mount namespaces, new mount and PID namespaces (this "
-                  "process is their PID 1)"
-           : joined != NULL ? "in the overlay root's holder's user and mount namespaces, new "
-                              "mount and PID namespaces (this process is their PID 1)"
-           : step != NULL ? "joined the Slurm step's user, mount and PID namespaces"
-                          : "new user, mount and PID namespaces (this process is their PID 1)");
-  if (dup2 (status_pipe[1], STATUS_FD) < 0)
-    die_with_error ("cannot enter root '%s': dup2", name);
-  become_job_child (STATUS_FD + 1);
-  if (warm)
-    {
-      chdir_root (view);
-      pidns_mount_proc (name); /* this job's PID namespace, over the keeper's */
-    }
-  else if (step == NULL)
-    {
-      terminal_take (view->term);
-      build_userns_view (view);
-    }
-  else
-    chdir_root (view);
-  chroot_and_wait (name, view->opts, step != NULL && !warm,
-                   step == NULL && view->term->fd >= 0);
-}
-
-/* An overlay root's one mount: its holder (stepns_root_init) found or started, and VIEW made
- * in its namespaces from now on. False where none can be shared or recorded (no pidfds, a
- * full disk): the job then mounts the overlay itself, as the only one. */
-static bool
-hold_overlay_root (struct userns_view *view, struct stepns *base)
-{
-  bool ok = stepns_root_init (view->name, stepns_warm_idle (), base)
-            && stepns_enter (base, NULL, view->name, build_overlay_holder, view);
-  if (base->setup_failed)
-    exit (EXIT_TOOL_FAILURE); /* its keeper said why, as the job's PID 1 would have */
-  if (!ok)
-    {
-      stepns_leave (base);
-      return false;
-    }
-  verbose ("overlay root: its one mount, held by process %ld (%s)", (long) base->keeper,
-           base->state_path);
-  view->in_base = true;
-  return true;
-}
-
-void
-enter_join_overlay_holder (const char *name)
-{
-  static struct meta m; /* the view's overlay, until the exec: not a local, as for root */
-  if (name == NULL || !name_is_valid (name) || !roots_read_meta (name, &m) || !overlay_is_root (&m))
-    return;
-  cleanup_free char *v = read_first_line (SYSCTL_MAX_USER_NAMESPACES);
-  if (v != NULL && strcmp (v, "0") == 0)
-    return; /* the helper says why it cannot open the root */
-  struct store_paths p;
-  store_paths_from_env (&p);
-  static char *root;
-  root = paths_root (&p, name);
-  store_paths_clear (&p);
-  static struct enter_opts opts = { .mode = ENTER_MODE_USERNS };
-  struct terminal term = { .fd = -1 };
-  static struct userns_view view;
-  view = (struct userns_view) { .name = name, .opts = &opts, .uid = getuid (), .gid = getgid (),
-                                .term = &term, .root = root, .overlay = &m };
-  supervise_block_signals ();
-  struct stepns base;
-  bool based = hold_overlay_root (&view, &base);
-  supervise_restore_signals ();
-  if (!based)
-    return;
-  /* Joining the mount namespace moves the working directory to its root: the helper's
-   * relative paths (export's FILE) are the caller's. */
-  cleanup_fd int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  stepns_join_view (&base, name);
-  if (cwd < 0 || fchdir (cwd) < 0)
-    die_with_error ("cannot open root '%s': cannot keep the working directory", name);
-  /* The helper holds the root holder's hold lock until it exits (flock: one lock per open
-   * file, whatever holds a copy of it), so that its mount outlives the export. */
-  int flags = fcntl (base.hold_fd, F_GETFD);
-  if (flags < 0 || fcntl (base.hold_fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
-    die_with_error ("cannot open root '%s': cannot keep %s", name, base.hold_path);
-  close (base.keeper_fd);
-  close (base.state_fd);
-}
+#include "enter/view.h"
 
 void
 enter_devroot (const struct cli *cli)
 {
-  struct enter_opts opts_image = cli->enter;
-  const struct enter_opts *opts = &opts_image;
+  /* CLI's options, and what the steps below add to them: --device's variables, the
+   * image the root was made from, whether run runs the image's command. */
+  struct enter_opts opts = cli->enter;
+  /* 2-4. No descriptor but the standard ones (and PMI_FD's), no new privileges, a
+   * filesystem context of our own. */
   close_fds_except (STDERR_FILENO + 1, mpi_pmi_fd ());
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     die_with_error ("cannot set no_new_privs");
   if (unshare (CLONE_FS) < 0)
     die_with_error ("cannot unshare the filesystem attributes");
 
+  /* 5. The mode (mode.c), and every --bind and --device resolved for it. */
   bool userns_off;
-  enum enter_mode mode = resolve_mode (opts->mode, &userns_off);
   size_t n_binds;
-  struct bind *binds = bind_parse_all (opts->binds, &n_binds);
-  /* A device is given by a bind in the job's own mount namespace: auto mode makes one. */
-  if (opts->devices != NULL && mode == ENTER_MODE_CHROOT && opts->mode == ENTER_MODE_CHROOT)
-    die ("--device: chroot mode makes no mounts, so it gives no device: use --mode userns or "
-         "auto where user namespaces work");
-  if (opts->devices != NULL && mode == ENTER_MODE_CHROOT)
-    {
-      verbose ("mode userns: --device needs a mount namespace of the job's own");
-      mode = ENTER_MODE_USERNS;
-    }
-  if (n_binds > 0 && mode == ENTER_MODE_CHROOT)
-    die ("--bind: chroot mode makes no mounts (%s): use --mode userns where user namespaces "
-         "work, or keep the files inside the root (see 'enter-devroot path')",
-         opts->mode == ENTER_MODE_AUTO ? "auto mode chose it on this kernel" : "--mode chroot");
+  struct bind *binds;
+  enum enter_mode mode = mode_choose (&opts, &userns_off, &binds, &n_binds);
   /* Not a local, as for root below: the job's children never return. */
   static struct cdi_view cdi;
-  if (opts->devices != NULL)
+  if (opts.devices != NULL)
     {
-      cdi_resolve (opts->devices, &cdi);
-      opts_image.env.device_env = cdi.edits.env;
+      cdi_resolve (opts.devices, &cdi);
+      opts.env.device_env = cdi.edits.env;
     }
 
+  /* 6. The root (root.c): NAME, or a throwaway one made now; the mode it needs. */
   supervise_block_signals ();
-  struct ephemeral eph;
-  const char *name = cli->name;
-  if (cli->ephemeral)
-    {
-      ephemeral_create (cli, &eph, mode == ENTER_MODE_USERNS);
-      name = eph.name;
-    }
-  /* Not a local: the children never return, so the compiler may drop a local's slot and
-   * the path is unreachable (a leak to valgrind) when a failed exec exits; volatile, or
-   * the store to a static nobody reads is dropped too. */
-  static char *volatile root;
-  static struct meta meta; /* the same: its image fields are used until the exec */
-  bool direct = cli->ephemeral && eph.direct;
-  /* A direct throwaway root has no directory of its own on the host: the job's tmpfs is
-   * mounted on the staging directory, where the supervisor waits until the clone. */
-  root = direct ? xstrdup (eph.paths.staging) : roots_existing_path (name, "enter");
-  verbose ("root '%s': %s", name, root);
-  bool have_meta = direct || roots_read_meta (name, &meta);
-  if (direct)
-    {
-      meta = eph.meta; /* the static's now: the run's metadata */
-      eph.meta = (struct meta) { 0 };
-    }
-  if (have_meta && meta.image.digest != NULL)
-    opts_image.image = &meta.image;
-  /* An overlay root exists only as a mount in the job's namespaces: never in chroot mode,
-   * and auto mode enters it in a user namespace whatever chroot would allow. */
-  bool overlay = have_meta && overlay_is_root (&meta);
-  if (overlay && mode == ENTER_MODE_CHROOT && opts->mode == ENTER_MODE_CHROOT)
-    die ("cannot enter root '%s' in chroot mode: it is an overlay root, which needs user "
-         "namespaces (chroot mode makes no mounts): use --mode userns or auto", name);
-  if (overlay)
-    mode = ENTER_MODE_USERNS;
-  /* `enter` is the interactive shell inside, whatever the root was made from (an image's
-   * Cmd is often a REPL: python, node); `run NAME` with no command is `docker run IMAGE`. */
-  opts_image.image_cmd = cli->command == CMD_RUN;
-  if (cli->command == CMD_RUN && opts->argv == NULL
-      && (opts->image == NULL
-          || strv_length (opts->image->entrypoint) + strv_length (opts->image->cmd) == 0))
-    die ("run: missing command (run NAME -- CMD [ARG...]): '%s' has no image "
-         "Entrypoint or Cmd (see '%s help run')", name, PROGRAM_NAME);
-  if (!opts->no_host_dns && mode == ENTER_MODE_CHROOT)
-    hostfiles_refresh_copies (name, root);
-  /* An MPI task's view of its PMIx server: optional binds, after the user's. */
+  /* Not a local: the children never return, so the compiler may drop a local's slot, and
+   * the path and metadata (its image fields are used until the exec) are unreachable (a
+   * leak to valgrind) when a failed exec exits. */
+  static struct enter_root root;
+  root_resolve (cli, mode == ENTER_MODE_USERNS, &root);
+  if (root.image != NULL)
+    opts.image = root.image;
+  mode = mode_for_root (mode, &opts, root.name, root.overlay);
+  command_choose (cli, root.name, &opts);
+
+  /* 7. Into the root's directory (root.c); an MPI task's view of its PMIx server first:
+   * optional binds, after the user's. */
   if (mode == ENTER_MODE_USERNS)
     mpi_add_binds (&binds, &n_binds);
-  int rootfd = open (root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (rootfd < 0)
-    die_with_error ("cannot enter root '%s': cannot open %s", name, root);
   struct stat root_st;
-  if (fchdir (rootfd) < 0 || fstat (rootfd, &root_st) < 0)
-    die_with_error ("cannot enter root '%s': cannot change directory to %s", name, root);
-  /* chroot mode enters through it (start_chroot_job); userns mode mounts on the path. */
-  if (mode != ENTER_MODE_CHROOT)
-    {
-      close (rootfd);
-      rootfd = -1;
-    }
+  int rootfd = root_open (&root, mode, &opts, &root_st);
 
-  int status_read = -1;
+  /* 8. The job: in userns mode, the view of the root it is given (view.c) and the
+   * namespaces it shares (share.c); started (job.c), its child runs step 9 (command.c). */
   struct terminal term;
   terminal_probe (&term);
   if (mode != ENTER_MODE_USERNS)
     term.fd = -1; /* the job stays in our process group: it owns the terminal with us */
-  struct userns_view view = { .name = name, .opts = opts, .binds = binds, .n_binds = n_binds,
-                              .cdi = opts->devices != NULL ? &cdi : NULL,
+  struct userns_view view = { .name = root.name, .opts = &opts, .binds = binds,
+                              .n_binds = n_binds, .cdi = opts.devices != NULL ? &cdi : NULL,
                               .uid = getuid (), .gid = getgid (), .term = &term,
-                              .root = root, .overlay = overlay ? &meta : NULL,
-                              .scratch = direct ? root : NULL };
-  /* A Slurm step's tasks on a node share the root's namespaces (stepns.c). Neither they
-   * nor a warm run start a keeper where no user namespace can be made: the job's own
-   * clone below then fails at once and says why in its one line. */
-  struct stepns step;
-  bool shared = false;
-  bool may_share = mode == ENTER_MODE_USERNS && !userns_off;
-  unsigned idle;
-  uint64_t key;
-  struct warm_view warm = { .name = view.name, .root = root, .root_st = &root_st,
-                            .opts = view.opts, .binds = view.binds, .n_binds = view.n_binds,
-                            .cdi = view.cdi, .overlay = view.overlay };
-  /* Every job, keeper and export of an overlay root sees one mount of it (two overlayfs
-   * mounts of one upper corrupt each other): its holder's. A throwaway root has one user. */
-  struct stepns base;
-  bool based = overlay && may_share && !cli->ephemeral && hold_overlay_root (&view, &base);
-  if (may_share && stepns_from_env (name, &step))
-    {
-      term.fd = -1; /* a Slurm step's tasks: the keeper's view is not one task's terminal */
-      shared = stepns_enter (&step, based ? &base : NULL, name, build_userns_view, &view);
-      if (!shared)
-        stepns_leave (&step);
-    }
-  /* A warm run joins the namespaces a keeper holds for the same view, made by the first
-   * run (stepns.c). Not with a terminal of ours: the view's /dev/console and the
-   * terminal's foreground group are one job's. Not for a throwaway root, nor for a Slurm
-   * task told to keep its namespaces private. */
-  else if (may_share && cli->command == CMD_RUN && !cli->ephemeral
-           && term.fd < 0 && getenv ("ENTER_DEVROOT_STEP_PRIVATE") == NULL
-           && (idle = stepns_warm_idle ()) > 0 && warm_key (&warm, &key)
-           && stepns_warm_init (name, key, idle, &step))
-    {
-      shared = stepns_enter (&step, based ? &base : NULL, name, build_userns_view, &view);
-      if (shared)
-        verbose ("warm run: joining the namespaces kept by process %ld (%s)",
-                 (long) step.keeper, step.state_path);
-      bool setup_failed = step.setup_failed;
-      if (!shared)
-        stepns_leave (&step);
-      if (setup_failed)
-        exit (EXIT_TOOL_FAILURE); /* the keeper said why, as the job's PID 1 would have */
-    }
+                              .root = root.path, .overlay = root.overlay ? &root.meta : NULL,
+                              .scratch = root.direct ? root.path : NULL };
+  struct job_share share;
+  share_choose (cli, mode == ENTER_MODE_USERNS && !userns_off, &view, &term, &root_st, &share);
+  int status_read = -1;
   pid_t job = mode == ENTER_MODE_CHROOT
-                ? start_chroot_job (name, opts, rootfd)
-                : start_userns_job (&view, shared ? &step : NULL, based ? &base : NULL,
-                                    &status_read);
-  /* The supervisor is not inside the root (remove's in-use check looks at working
-   * directories too). */
+                ? start_chroot_job (root.name, &opts, rootfd)
+                : start_userns_job (&view, &share, &status_read);
+
+  /* 10. The supervisor (supervise.c), which is not inside the root (remove's in-use check
+   * looks at working directories too). */
   if (chdir ("/") < 0)
     die_with_error ("cannot change directory to /");
   if (status_read >= 0)
     terminal_watch (&term, job, status_read);
-  struct supervise_opts sopts = { .timeout = opts->timeout, .escalate = true,
+  struct supervise_opts sopts = { .timeout = opts.timeout, .escalate = true,
                                   .sweep = mode == ENTER_MODE_CHROOT,
                                   .on_sigio = terminal_on_sigio, .sigio_arg = &term };
   struct job_end end;
@@ -779,15 +160,11 @@ enter_devroot (const struct cli *cli)
   if (term.have_end)
     end.status = term.end_status; /* else PID 1's own: 125 from a failed setup, or killed */
   terminal_restore (&term);
-  if (shared)
-    stepns_leave (&step);
-  if (based)
-    stepns_leave (&base);
+  share_leave (&share);
   /* A failed --save is run's own failure when the command's was none. */
-  bool save_failed = cli->ephemeral && ephemeral_remove (&eph, &end) < 0;
+  bool save_failed = root_leave (&root, &end) < 0;
   bind_free (binds, n_binds);
   cdi_view_clear (&cdi);
-  free (root);
   if (save_failed && !end.timed_out && WIFEXITED (end.status) && WEXITSTATUS (end.status) == 0)
     exit (EXIT_TOOL_FAILURE);
   supervise_exit_like (&end);

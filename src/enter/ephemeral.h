@@ -30,7 +30,7 @@ struct ephemeral
  * Or, in user-namespace mode (USERNS) outside a Slurm step and without --save, when a
  * record says what the options' source resolved to and its layers are in the store
  * (resolved.h): no root and no helper; E->direct is set and the job mounts the layers
- * itself, the upper on a tmpfs (enter.c). Signals must be blocked (supervise_block_signals). */
+ * itself, the upper on a tmpfs (view.c). Signals must be blocked (supervise_block_signals). */
 void ephemeral_create (const struct cli *cli, struct ephemeral *e, bool userns);
 
 /* With --save, when the caller is the last to leave (the only one outside Slurm) and END

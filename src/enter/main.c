@@ -13,6 +13,7 @@
 #include "enter/create.h"
 #include "enter/doctor.h"
 #include "enter/enter.h"
+#include "enter/share.h"
 
 int
 main (int argc, char **argv)

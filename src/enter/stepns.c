@@ -21,13 +21,13 @@
  *
  * Warm runs (stepns_warm_init) share the same machinery for a root entered again and
  * again by `run`: the state is locks/ROOT@warm-KEY.ns, KEY a hash of everything that makes
- * the view (enter.c's warm_key: the root's directory, the binds, --root, --no-host-dns and
+ * the view (warm_key, warm-key.c: the root's directory, the binds, --root, --no-host-dns and
  * the identity of each mount point), so a run never joins a view it did not ask for. No run
  * kills the keeper: the holder does, once no run has held the hold lock for the idle time
  * (a generation counter in the state, bumped by every run that joins, tells it whether one
  * came and went meanwhile); `remove` kills it first (inuse_stop_keepers). A run joins the
  * keeper's user and mount namespaces only: its command gets a PID namespace of its own
- * there (enter.c), which ends with it, so nothing of a run is ever left to the keeper.
+ * there (job.c), which ends with it, so nothing of a run is ever left to the keeper.
  *
  * An overlay root's holder (stepns_root_init) is such a keeper too, with no view but the
  * root's one overlay mount: keepers of the root are cloned in its user and mount namespaces
