@@ -550,6 +550,9 @@ srun --devroot-image=$EDR_TEMPLATE --devroot-name=stall /bin/true
 EOS
 	job=$(sbatch --parsable "$T/job.sh")
 	SECONDS=0
+	# The epilog's removal, stopped: without it, nothing here is about a stalled epilog.
+	stopped_removal "slurm-$job-stall\\." >/dev/null ||
+		fail "no stopped removal of the job's named root: $(cat "$T/batch.out"; roots_left)"
 	# child_timeout=15 (the runner's plugstack.conf); a stalled epilog takes much longer.
 	job_forgotten "$job" 60
 	[[ $SECONDS -le 45 ]] || fail "the job took $SECONDS s to end"
