@@ -121,6 +121,14 @@ fetch_setup() {
 	cd "$T" || return
 }
 
+# fetch_setup_with_t BASE: fetch_setup, and the test's catalogue listing the template t
+# (t.tar.gz) as ../t.tar.gz; IDX, the catalogue's URL on the server at BASE ($HTTP, $HTTPS).
+fetch_setup_with_t() {
+	fetch_setup
+	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE"
+	IDX=$1/$D/index
+}
+
 fetch_teardown() {
 	chmod -R u+rwX "$BATS_TEST_TMPDIR" 2>/dev/null || true
 }
