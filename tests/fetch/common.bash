@@ -106,13 +106,9 @@ fetch_teardown_file() {
 # ---- Per test.
 
 fetch_setup() {
-	T=$BATS_TEST_TMPDIR
-	export HOME=$T/home
-	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
+	edr_home_setup
 	unset ENTER_DEVROOT_INDEX CURL_CA_BUNDLE ENTER_DEVROOT_LOW_SPEED_TIME ENTER_DEVROOT_CONNECT_TIMEOUT
 	export ENTER_DEVROOT_DEFAULT_TEMPLATE=$EDR_TEMPLATE
-	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
-	edr_layout_setup
 	# The test's own corner of the web root: http://.../$D/...
 	D=t$BATS_TEST_NUMBER
 	mkdir -p "$WWW/$D"

@@ -19,12 +19,8 @@ EDR_TOOL_EXIT=125 # every failure of enter-devroot itself
 edr_setup() {
 	[[ -x ${EDR_BIN:-} ]] || fail "EDR_BIN is not an executable: run the suites through tests/host/run"
 	[[ -f ${EDR_TEMPLATE:-} ]] || fail "EDR_TEMPLATE is not a file: run the suites through tests/host/run"
-	T=$BATS_TEST_TMPDIR
-	export HOME=$T/home
-	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
+	edr_home_setup
 	export ENTER_DEVROOT_DEFAULT_TEMPLATE=$EDR_TEMPLATE
-	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
-	edr_layout_setup
 	OUT=$T/outside # sentinels that no archive or command may touch
 	W=$T/w         # the test's own scratch files (tarballs, trees)
 	mkdir -p "$W"

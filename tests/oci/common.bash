@@ -17,13 +17,9 @@ oci_check_prerequisites() {
 }
 
 oci_setup() {
-	T=$BATS_TEST_TMPDIR
-	export HOME=$T/home
-	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
+	edr_home_setup
 	unset CURL_CA_BUNDLE REGISTRY_AUTH_FILE
 	export ENTER_DEVROOT_DEFAULT_TEMPLATE=$EDR_TEMPLATE
-	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
-	edr_layout_setup
 	OUT=$T/outside # a sentinel no image may touch
 	mkdir -p "$OUT"
 	echo "sentinel" > "$OUT/file"
