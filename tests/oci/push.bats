@@ -237,9 +237,7 @@ overlay_root_beside_secret() {
 	[[ $(since open "$mark" '"POST /v2/tailored/blobs/uploads/?mount=') -eq 2 ]] ||
 		fail "expected 2 mounts: $(tail -n +"$((mark + 1))" "$S/open.log" | grep -o '"[A-Z]* /v2/[^ ]*' | cut -c1-100)"
 	[[ $(since open "$mark" '"PUT /v2/tailored/manifests/1 ') -eq 1 ]] || fail "no manifest PUT"
-	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/tailored:1"
-	assert_success
-	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	run layer_count "docker://$(reg open)/tailored:1"
 	assert_output 3
 	# Pushed again: the registry has everything, only HEADs and the manifest.
 	mark=$(log_mark open)
@@ -370,9 +368,7 @@ unchanged_twice() {
 	assert_status 0
 	edr_run push r "docker://$(reg open)/from-http:1" --cacert "$CA" --quiet
 	assert_status 0
-	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/from-http:1"
-	assert_success
-	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	run layer_count "docker://$(reg open)/from-http:1"
 	assert_output 3
 	(
 		elsewhere
@@ -462,9 +458,7 @@ for f in docs:
 	echo mine > "$(root_of t)/added"
 	edr_run push t "docker://$(reg open)/flat:1" --cacert "$CA" --quiet
 	assert_status 0
-	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/flat:1"
-	assert_success
-	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	run layer_count "docker://$(reg open)/flat:1"
 	assert_output 1
 	elsewhere
 	edr create t2 --from "docker://$(reg open)/flat:1" --cacert "$CA" --quiet
@@ -581,9 +575,7 @@ archive_claiming_base() {
 	local one two
 	one=$("$EDR_BIN" push r "oci:$T/out:tail" --cacert "$CA" --quiet)
 	[[ $one == "oci:$T/out@sha256:"* ]] || fail "no pinned reference: $one"
-	run skopeo inspect "oci:$T/out:tail"
-	assert_success
-	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	run layer_count "oci:$T/out:tail"
 	assert_output 3
 	run umoci unpack --rootless --image "$T/out:tail" "$T/bundle"
 	assert_success
