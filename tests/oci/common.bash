@@ -50,5 +50,13 @@ assert_refused() {
 	[[ $(ls -A "$OUT") == file ]] || fail "something appeared outside: $(ls -A "$OUT")"
 }
 
+# assert_image_refused TAG NEEDLE... <SPEC: create TAG --from the image SPEC describes
+# (written to $T/img, tagged TAG) is refused as assert_refused TAG NEEDLE... says.
+assert_image_refused() {
+	image "$T/img" >/dev/null
+	edr_run create "$1" --from "oci:$T/img:$1"
+	assert_refused "$@"
+}
+
 # in_root NAME CMD...: run CMD in devroot NAME (any mode this kernel allows).
 in_root() { "$EDR_BIN" run "$1" -- "${@:2}"; }
