@@ -325,6 +325,17 @@ work_dir (json_t *volumes, char **given, char **real)
   }
 }
 
+/* The source and target paths of the volume V, the runner's or our state's; MISSING is the
+ * failure where V lacks either. */
+static void
+volume_paths (json_t *v, const char **src, const char **dst, const char *missing)
+{
+  *src = str (v, "sourceVolumePath");
+  *dst = str (v, "targetVolumePath");
+  if (*src == NULL || *dst == NULL)
+    fail ("%s", missing);
+}
+
 static void
 collect_system (struct volumes *vs, struct allowed_list *roots, json_t *volumes)
 {
@@ -337,10 +348,9 @@ collect_system (struct volumes *vs, struct allowed_list *roots, json_t *volumes)
   json_t *v;
   json_array_foreach (volumes, i, v)
   {
-    const char *src = str (v, "sourceVolumePath");
-    const char *dst = str (v, "targetVolumePath");
-    if (src == NULL || dst == NULL)
-      fail ("a system mount volume lacks sourceVolumePath or targetVolumePath");
+    const char *src, *dst;
+    volume_paths (v, &src, &dst,
+                  "a system mount volume lacks sourceVolumePath or targetVolumePath");
     bool ro = json_is_true (json_object_get (v, "readOnly"));
     cleanup_free char *real = src[0] == '/' ? resolved_dir (src) : NULL;
     if (real == NULL)
@@ -414,10 +424,8 @@ state_volumes (struct volumes *vs, json_t *volumes)
   json_t *v;
   json_array_foreach (volumes, i, v)
   {
-    const char *src = str (v, "sourceVolumePath");
-    const char *dst = str (v, "targetVolumePath");
-    if (src == NULL || dst == NULL)
-      fail ("the runner's state names a volume without its paths");
+    const char *src, *dst;
+    volume_paths (v, &src, &dst, "the runner's state names a volume without its paths");
     cleanup_free char *real = resolved_dir (src);
     if (real == NULL || strcmp (real, src) != 0)
       fail ("volume %s: its directory %s %s since prepare_job: not mounting it", dst, src,
@@ -612,6 +620,30 @@ push_args (char ***args, json_t *a)
     fail ("entryPointArgs: %s, in the arguments as the runner quoted them: %s", why, joined);
   for (size_t k = 0; words[k] != NULL; k++)
     ci_push (args, words[k]);
+}
+
+/* What a step of either kind gives `run`: its working directory, ENV (released here) through
+ * push_env_fd, whose fd the caller closes once the step ran, then its command and arguments.
+ * IMAGE_ENTRYPOINT: a container action that names no entryPoint runs its image's own, given
+ * the step's arguments; a script step always names one. */
+static int
+push_step (char ***args, json_t *a, json_t *env, bool image_entrypoint)
+{
+  const char *workdir = str (a, "workingDirectory");
+  if (workdir != NULL)
+    ci_pushf (args, "--workdir=%s", workdir);
+  cleanup_free char *prepend = prepend_path (a, env);
+  bool own_entrypoint = image_entrypoint && str (a, "entryPoint") == NULL;
+  if (own_entrypoint)
+    ci_push (args, "--entrypoint");
+  int env_fd = push_env_fd (args, env);
+  json_decref (env);
+  if (own_entrypoint)
+    ci_push (args, "--");
+  else
+    push_command (args, a, prepend[0] != '\0');
+  push_args (args, a);
+  return env_fd;
 }
 
 /* ---- Registry credentials: the job's own, for the registry they name. */
@@ -870,14 +902,7 @@ run_script_step (json_t *input)
   env_merge (env, container_env, "the runner's state");
   env_actions (env, container_env);
   env_merge (env, json_object_get (a, "environmentVariables"), "the step");
-  const char *workdir = str (a, "workingDirectory");
-  if (workdir != NULL)
-    ci_pushf (&args, "--workdir=%s", workdir);
-  cleanup_free char *prepend = prepend_path (a, env);
-  int env_fd = push_env_fd (&args, env);
-  json_decref (env);
-  push_command (&args, a, prepend[0] != '\0');
-  push_args (&args, a);
+  int env_fd = push_step (&args, a, env, false);
   int status = strcmp (mode, "userns") == 0 ? ci_tool (args, -1, NULL)
                                              : run_copying (name, &vs, args, NULL);
   close (env_fd);
@@ -953,19 +978,7 @@ run_container_step (json_t *input)
   json_t *env = json_object ();
   env_merge (env, step_env, "the step");
   env_actions (env, step_env);
-  const char *workdir = str (a, "workingDirectory");
-  if (workdir != NULL)
-    ci_pushf (&args, "--workdir=%s", workdir);
-  cleanup_free char *prepend = prepend_path (a, env);
-  if (str (a, "entryPoint") == NULL)
-    ci_push (&args, "--entrypoint"); /* the image's own, given the step's arguments */
-  int env_fd = push_env_fd (&args, env);
-  json_decref (env);
-  if (str (a, "entryPoint") != NULL)
-    push_command (&args, a, prepend[0] != '\0');
-  else
-    ci_push (&args, "--");
-  push_args (&args, a);
+  int env_fd = push_step (&args, a, env, true);
   int status;
   if (chroot_mode)
     {

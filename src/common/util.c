@@ -307,24 +307,28 @@ open_regular_at (int dirfd, const char *path, int flags, struct stat *st)
   return open_checked_regular (dirfd, path, flags | O_NOFOLLOW, st);
 }
 
-char *
-load_regular_file_at (int dirfd, const char *path, size_t max_size, size_t *len_out)
+/* The two load_regular_file*, FLAGS saying whether the last component may be a symlink. */
+static char *
+load_checked_regular (int dirfd, const char *path, int flags, size_t max_size,
+                      size_t *len_out)
 {
   struct stat st;
-  cleanup_fd int fd = open_regular_at (dirfd, path, O_RDONLY, &st);
+  cleanup_fd int fd = open_checked_regular (dirfd, path, O_RDONLY | flags, &st);
   if (fd < 0)
     return NULL;
   return read_fd_all (fd, max_size, len_out);
 }
 
 char *
+load_regular_file_at (int dirfd, const char *path, size_t max_size, size_t *len_out)
+{
+  return load_checked_regular (dirfd, path, O_NOFOLLOW, max_size, len_out);
+}
+
+char *
 load_regular_file (const char *path, size_t max_size, size_t *len_out)
 {
-  struct stat st;
-  cleanup_fd int fd = open_checked_regular (AT_FDCWD, path, O_RDONLY, &st);
-  if (fd < 0)
-    return NULL;
-  return read_fd_all (fd, max_size, len_out);
+  return load_checked_regular (AT_FDCWD, path, 0, max_size, len_out);
 }
 
 char *

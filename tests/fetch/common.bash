@@ -106,19 +106,23 @@ fetch_teardown_file() {
 # ---- Per test.
 
 fetch_setup() {
-	T=$BATS_TEST_TMPDIR
-	export HOME=$T/home
-	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
+	edr_home_setup
 	unset ENTER_DEVROOT_INDEX CURL_CA_BUNDLE ENTER_DEVROOT_LOW_SPEED_TIME ENTER_DEVROOT_CONNECT_TIMEOUT
 	export ENTER_DEVROOT_DEFAULT_TEMPLATE=$EDR_TEMPLATE
-	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
-	edr_layout_setup
 	# The test's own corner of the web root: http://.../$D/...
 	D=t$BATS_TEST_NUMBER
 	mkdir -p "$WWW/$D"
 	HTTP_MARK=$(wc -l < "$S/http.log")
 	HTTPS_MARK=$(wc -l < "$S/https.log")
 	cd "$T" || return
+}
+
+# fetch_setup_with_t BASE: fetch_setup, and the test's catalogue listing the template t
+# (t.tar.gz) as ../t.tar.gz; IDX, the catalogue's URL on the server at BASE ($HTTP, $HTTPS).
+fetch_setup_with_t() {
+	fetch_setup
+	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE"
+	IDX=$1/$D/index
 }
 
 fetch_teardown() {

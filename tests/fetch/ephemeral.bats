@@ -4,11 +4,7 @@
 load common
 setup_file() { fetch_setup_file; }
 teardown_file() { fetch_teardown_file; }
-setup() {
-	fetch_setup
-	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE"
-	IDX=$HTTP/$D/index
-}
+setup() { fetch_setup_with_t "$HTTP"; }
 teardown() { fetch_teardown; }
 
 @test "8 concurrent run --ephemeral --template with a cold cache: one download, 8 roots, all removed" {

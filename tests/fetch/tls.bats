@@ -4,11 +4,7 @@
 load common
 setup_file() { fetch_setup_file; }
 teardown_file() { fetch_teardown_file; }
-setup() {
-	fetch_setup
-	index "$WWW/$D/index" t ../t.tar.gz "$TSHA" "$TSIZE"
-	IDX=$HTTPS/$D/index
-}
+setup() { fetch_setup_with_t "$HTTPS"; }
 teardown() { fetch_teardown; }
 
 @test "https with an untrusted certificate is refused" {

@@ -13,8 +13,9 @@
 # as it can: it sources the bats-support and bats-assert sources directly (their
 # load.bash runs `dirname` once per file, 15 processes per test), and does not
 # load the host suites' common.bash (which loads them that way); the few
-# helpers below mirror its names and semantics (edr_run, assert_status,
-# assert_edr_error, root_of) so a test reads the same on both sides.
+# helpers below mirror its names and semantics (root_of), and tests/lib/edr-run.bash
+# is both sides' own (edr_run, assert_status, assert_edr_error), so a test reads the
+# same on both sides.
 
 bats_require_minimum_version 1.5.0
 for _f in /usr/lib/bats/bats-support/src/*.bash /usr/lib/bats/bats-assert/src/*.bash; do
@@ -22,6 +23,8 @@ for _f in /usr/lib/bats/bats-support/src/*.bash /usr/lib/bats/bats-assert/src/*.
 	source "$_f"
 done
 unset _f
+# edr_run, assert_status, assert_edr_error: the host suites' own (sourced, no process).
+load ../lib/edr-run
 
 EDR_TOOL_EXIT=125 # every failure of enter-devroot itself
 # A directory that exists on the host's filesystem (the guest's /) and not in
@@ -74,41 +77,6 @@ guest_teardown() {
 
 need_probe() {
 	[[ -x ${EDR_PROBE:-} ]] || skip "edr-probe was not built (cc -static failed on the host)"
-}
-
-# Run the tool the bats way, stderr kept apart so error lines can be checked.
-edr_run() { run --separate-stderr "$EDR_BIN" "$@"; }
-# edr_run where 127 is the expected status (keeps bats' BW01 warning quiet).
-edr_run_127() { run -127 --separate-stderr "$EDR_BIN" "$@"; }
-
-last_run() {
-	printf 'status: %s\n--- stdout\n%s\n--- stderr\n%s\n' "$status" "$output" "${stderr-}"
-}
-
-# assert_status N: the last run exited with N.
-assert_status() {
-	[[ $status -eq $1 ]] || fail "expected exit status $1, got $status
-$(last_run)"
-}
-
-# assert_edr_error STATUS [NEEDLE...]: the last edr_run exited STATUS and wrote
-# exactly one line on stderr, "enter-devroot: <what failed>: <why>", containing
-# every NEEDLE.
-assert_edr_error() {
-	local want=$1 n
-	shift
-	assert_status "$want"
-	[[ ${#stderr_lines[@]} -eq 1 ]] ||
-		fail "expected exactly one line on stderr, got ${#stderr_lines[@]}
-$(last_run)"
-	[[ ${stderr_lines[0]} =~ ^enter-devroot:\ .+:\ .+ ]] ||
-		fail "error line is not 'enter-devroot: <what failed>: <why>'
-$(last_run)"
-	for n in "$@"; do
-		[[ ${stderr_lines[0]} == *"$n"* ]] ||
-			fail "error line does not name '$n'
-$(last_run)"
-	done
 }
 
 # dev_id PATH: "device:inode" of PATH as seen from here.

@@ -14,6 +14,13 @@
 GL_BUILD_FAILURE=41
 GL_SYSTEM_FAILURE=42
 
+# job_image_setup: IMAGE, the image file the tests' jobs name: the default template, copied
+# into the test's scratch directory W.
+job_image_setup() {
+	IMAGE=$W/image.tar.gz
+	cp "$EDR_TEMPLATE" "$IMAGE"
+}
+
 # tests/host/run runs this file on both layouts: on the defaults, where a driver makes a
 # job's root an overlay (a throwaway root nobody looks at from the host: `create --overlay`)
 # wherever one mounts, then with "layout = flat" in the config file (tests/lib/layout.bash),

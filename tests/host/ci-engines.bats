@@ -10,8 +10,7 @@ load ci-engines
 
 setup() {
 	edr_setup
-	IMAGE=$W/image.tar.gz
-	cp "$EDR_TEMPLATE" "$IMAGE"
+	job_image_setup
 }
 teardown() { edr_teardown; }
 

@@ -11,8 +11,7 @@ load ci-engines
 
 setup() {
 	edr_setup
-	IMAGE=$W/image.tar.gz
-	cp "$EDR_TEMPLATE" "$IMAGE"
+	job_image_setup
 	# A host directory no job may see: what a smuggled --bind=/:... or --from would expose.
 	mkdir -p "$OUT"
 	echo runner-secret >"$OUT/secret"

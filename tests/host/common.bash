@@ -12,6 +12,7 @@ bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 load ../lib/layout
+load ../lib/edr-run
 
 EDR_MKTAR=${EDR_MKTAR:-$BATS_TEST_DIRNAME/mktar.py}
 EDR_TOOL_EXIT=125 # every failure of enter-devroot itself
@@ -19,12 +20,8 @@ EDR_TOOL_EXIT=125 # every failure of enter-devroot itself
 edr_setup() {
 	[[ -x ${EDR_BIN:-} ]] || fail "EDR_BIN is not an executable: run the suites through tests/host/run"
 	[[ -f ${EDR_TEMPLATE:-} ]] || fail "EDR_TEMPLATE is not a file: run the suites through tests/host/run"
-	T=$BATS_TEST_TMPDIR
-	export HOME=$T/home
-	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
+	edr_home_setup
 	export ENTER_DEVROOT_DEFAULT_TEMPLATE=$EDR_TEMPLATE
-	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
-	edr_layout_setup
 	OUT=$T/outside # sentinels that no archive or command may touch
 	W=$T/w         # the test's own scratch files (tarballs, trees)
 	mkdir -p "$W"
@@ -39,9 +36,6 @@ edr_teardown() {
 
 edr() { "$EDR_BIN" "$@"; }
 
-# Run the tool the bats way, stderr kept apart so error lines can be checked.
-edr_run() { run --separate-stderr "$EDR_BIN" "$@"; }
-
 is_root() { [[ $(id -u) -eq 0 ]]; }
 
 store() { echo "$XDG_DATA_HOME/enter-devroot"; }
@@ -51,41 +45,6 @@ store() { echo "$XDG_DATA_HOME/enter-devroot"; }
 warm_column() { awk -v n="$1" '$1 == n && $6 != "-" { gsub(",", " ", $6); print $6 }'; }
 warm_pids() { "$EDR_BIN" list | warm_column "$1"; }
 root_of() { echo "$XDG_DATA_HOME/enter-devroot/roots/$1"; }
-
-# edr_run_127 ARGS...: edr_run where exit status 127 is the expected outcome
-# (tells bats so, which keeps its BW01 warning quiet).
-edr_run_127() { run -127 --separate-stderr "$EDR_BIN" "$@"; }
-
-# Show what the last edr_run printed, for failure messages.
-last_run() {
-	printf 'status: %s\n--- stdout\n%s\n--- stderr\n%s\n' "$status" "$output" "${stderr-}"
-}
-
-# assert_status N: the last edr_run exited with N.
-assert_status() {
-	[[ $status -eq $1 ]] || fail "expected exit status $1, got $status
-$(last_run)"
-}
-
-# assert_edr_error STATUS [NEEDLE...]: the last edr_run exited STATUS and wrote
-# exactly one line on stderr, shaped "enter-devroot: <what failed>: <why>",
-# containing every NEEDLE (the name, file or entry at fault).
-assert_edr_error() {
-	local want=$1 n
-	shift
-	assert_status "$want"
-	[[ ${#stderr_lines[@]} -eq 1 ]] ||
-		fail "expected exactly one line on stderr, got ${#stderr_lines[@]}
-$(last_run)"
-	[[ ${stderr_lines[0]} =~ ^enter-devroot:\ .+:\ .+ ]] ||
-		fail "error line is not 'enter-devroot: <what failed>: <why>'
-$(last_run)"
-	for n in "$@"; do
-		[[ ${stderr_lines[0]} == *"$n"* ]] ||
-			fail "error line does not name '$n'
-$(last_run)"
-	done
-}
 
 # assert_no_crash: the last edr_run ended with 0 or 125, never a signal or
 # another code.

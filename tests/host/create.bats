@@ -68,6 +68,25 @@ tree_listing() {
 	assert_success
 }
 
+# assert_create_refused FILE: create --from FILE fails in one line naming FILE, and the
+# store is left as it was.
+assert_create_refused() {
+	store_snapshot
+	edr_run create dev --from "$1"
+	assert_edr_error 125 "$1"
+	assert_store_unchanged
+}
+
+# truncated_tarball OUT [TAR_OPTION]: a tarball of small_tree and 200 kB of random bytes,
+# compressed as TAR_OPTION says (J: xz), cut to its first 100 kB.
+truncated_tarball() {
+	mkdir -p "$W/tree"
+	small_tree "$W/tree"
+	head -c 200000 /dev/urandom > "$W/tree/big"
+	tar -C "$W/tree" "-c${2:-}f" "$1.whole" .
+	head -c 100000 "$1.whole" > "$1"
+}
+
 create_from_compressed() {
 	local comp=$1 file
 	mkdir -p "$W/tree"
@@ -148,58 +167,32 @@ create_from_compressed() {
 }
 
 @test "create: --from a file that does not exist is refused naming it" {
-	store_snapshot
-	edr_run create dev --from "$W/no-such.tar"
-	assert_edr_error 125 "$W/no-such.tar"
-	assert_store_unchanged
+	assert_create_refused "$W/no-such.tar"
 }
 
 @test "create: --from an empty directory is refused naming it" {
 	mkdir "$W/adir"
-	store_snapshot
-	edr_run create dev --from "$W/adir"
-	assert_edr_error 125 "$W/adir"
-	assert_store_unchanged
+	assert_create_refused "$W/adir"
 }
 
 @test "create: --from an empty file fails cleanly, leaving nothing" {
 	: > "$W/empty.tar"
-	store_snapshot
-	edr_run create dev --from "$W/empty.tar"
-	assert_edr_error 125 "$W/empty.tar"
-	assert_store_unchanged
+	assert_create_refused "$W/empty.tar"
 }
 
 @test "create: --from random bytes fails cleanly, leaving nothing" {
 	head -c 65536 /dev/urandom > "$W/random.tar"
-	store_snapshot
-	edr_run create dev --from "$W/random.tar"
-	assert_edr_error 125 "$W/random.tar"
-	assert_store_unchanged
+	assert_create_refused "$W/random.tar"
 }
 
 @test "create: a truncated tarball fails cleanly, leaving nothing" {
-	mkdir -p "$W/tree"
-	small_tree "$W/tree"
-	head -c 200000 /dev/urandom > "$W/tree/big"
-	tar -C "$W/tree" -cf "$W/full.tar" .
-	head -c 100000 "$W/full.tar" > "$W/truncated.tar"
-	store_snapshot
-	edr_run create dev --from "$W/truncated.tar"
-	assert_edr_error 125 "$W/truncated.tar"
-	assert_store_unchanged
+	truncated_tarball "$W/truncated.tar"
+	assert_create_refused "$W/truncated.tar"
 }
 
 @test "create: a truncated compressed tarball fails cleanly, leaving nothing" {
-	mkdir -p "$W/tree"
-	small_tree "$W/tree"
-	head -c 200000 /dev/urandom > "$W/tree/big"
-	tar -C "$W/tree" -cJf "$W/full.tar.xz" .
-	head -c 100000 "$W/full.tar.xz" > "$W/truncated.tar.xz"
-	store_snapshot
-	edr_run create dev --from "$W/truncated.tar.xz"
-	assert_edr_error 125 "$W/truncated.tar.xz"
-	assert_store_unchanged
+	truncated_tarball "$W/truncated.tar.xz" J
+	assert_create_refused "$W/truncated.tar.xz"
 }
 
 @test "create: a corrupt gzip stream (data overwritten, CRC mismatch) fails cleanly, leaving nothing" {
@@ -208,10 +201,7 @@ create_from_compressed() {
 	# Overwrite bytes in the middle of the deflate stream.
 	printf 'CORRUPTCORRUPTCORRUPT' | dd of="$W/corrupt.tar.gz" bs=1 seek=2000 conv=notrunc status=none
 	! gzip -t "$W/corrupt.tar.gz" 2>/dev/null || fail "corruption not detectable by gzip -t"
-	store_snapshot
-	edr_run create dev --from "$W/corrupt.tar.gz"
-	assert_edr_error 125 "$W/corrupt.tar.gz"
-	assert_store_unchanged
+	assert_create_refused "$W/corrupt.tar.gz"
 }
 
 # good_gzip OUT: a gzip'd tarball with fixed (seeded) contents, so corrupting
@@ -234,10 +224,7 @@ sys.stdout.write("".join(r.choice("abcdefghijklmnopqrstuvwxyz0123456789 \n") for
 	# The trailer's CRC32 (8 bytes from the end) no longer matches the data.
 	python3 -c 'import sys; p = sys.argv[1]; d = bytearray(open(p, "rb").read()); d[-8] ^= 0xff; open(p, "wb").write(d)' "$W/badcrc.tar.gz"
 	! gzip -t "$W/badcrc.tar.gz" 2>/dev/null || fail "corruption not detectable by gzip -t"
-	store_snapshot
-	edr_run create dev --from "$W/badcrc.tar.gz"
-	assert_edr_error 125 "$W/badcrc.tar.gz"
-	assert_store_unchanged
+	assert_create_refused "$W/badcrc.tar.gz"
 }
 
 @test "create: an archive whose ./ entry is read-only (Fedora's / is 0555) extracts with that mode" {

@@ -84,6 +84,19 @@ containerEdits:
 EOF
 }
 
+# hook_spec NAME DEVICE HOOK PATH: $SPECS/NAME.yaml, a spec of kind test.example.com/NAME
+# whose one device DEVICE runs one hook, HOOK (its hookName) at PATH.
+hook_spec() {
+	cat > "$SPECS/$1.yaml" <<EOF
+cdiVersion: 0.3.0
+kind: test.example.com/$1
+devices:
+- name: $2
+  containerEdits:
+    hooks: [{hookName: $3, path: $4}]
+EOF
+}
+
 # json FILE EXPRESSION: EXPRESSION (Python, of the document d) evaluated on FILE's JSON.
 json() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 
@@ -137,14 +150,7 @@ grep '^CapEff:' /proc/self/status > "$(dirname "$0")/hook-caps"
 cat > /dev/null
 EOF
 	chmod 755 "$REC/caps.sh"
-	cat > "$SPECS/caps.yaml" <<EOF
-cdiVersion: 0.3.0
-kind: test.example.com/caps
-devices:
-- name: c
-  containerEdits:
-    hooks: [{hookName: createContainer, path: $REC/caps.sh}]
-EOF
+	hook_spec caps c createContainer "$REC/caps.sh"
 	edr_run run --device test.example.com/caps=c r -- grep -E '^Cap(Inh|Prm|Eff|Amb):' /proc/self/status /proc/1/status
 	assert_status 0
 	assert_equal "$(echo "$output" | awk '{print $2}' | sort -u)" 0000000000000000
@@ -165,14 +171,7 @@ unshare --mount --pid --fork --propagation private sh -c '
 	cd / && echo cache > /etc/ld.so.cache.test && echo pivoted' sh "$root" > "$rec/pivot" 2>&1
 EOF
 	chmod 755 "$REC/pivot.sh"
-	cat > "$SPECS/pivot.yaml" <<EOF
-cdiVersion: 0.3.0
-kind: test.example.com/pivot
-devices:
-- name: p
-  containerEdits:
-    hooks: [{hookName: createContainer, path: $REC/pivot.sh}]
-EOF
+	hook_spec pivot p createContainer "$REC/pivot.sh"
 	edr_run run --device test.example.com/pivot=p r -- cat /etc/ld.so.cache.test
 	assert_status 0
 	assert_output cache
@@ -187,14 +186,7 @@ cat > /start-state
 ls -d /etc > /start-saw
 EOF
 	assert_status 0
-	cat > "$SPECS/start.yaml" <<EOF
-cdiVersion: 0.3.0
-kind: test.example.com/start
-devices:
-- name: s
-  containerEdits:
-    hooks: [{hookName: startContainer, path: /usr/local/bin/start-hook}]
-EOF
+	hook_spec start s startContainer /usr/local/bin/start-hook
 	edr_run run --device test.example.com/start=s r -- sh -c 'cat /start-state; echo; cat /start-saw'
 	assert_status 0
 	assert_regex "${lines[0]}" '"status":"created"'

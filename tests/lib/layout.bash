@@ -1,10 +1,20 @@
-# The layout of the roots a test makes, shared by every suite's common.bash.
+# A test's own home, and the layout of the roots it makes, shared by every suite's common.bash.
 #
 # The suites run on the defaults a user gets: nothing is pinned, and create makes flat
 # roots. Where the layout matters, a runner runs the same files a second time with
 # EDR_TEST_LAYOUT=overlay (or flat, where the default is an overlay: the CI drivers' job
 # roots), which each test's config file then says as a user would say it ("layout = ..."
 # in $XDG_CONFIG_HOME/enter-devroot/config).
+
+# edr_home_setup: T, the test's own directory, holding its HOME and XDG directories, so that
+# tests are independent of each other and of the caller's account; then the layout.
+edr_home_setup() {
+	T=$BATS_TEST_TMPDIR
+	export HOME=$T/home
+	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
+	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
+	edr_layout_setup
+}
 
 # edr_layout_setup: after the test's XDG directories exist.
 edr_layout_setup() {

@@ -17,13 +17,9 @@ oci_check_prerequisites() {
 }
 
 oci_setup() {
-	T=$BATS_TEST_TMPDIR
-	export HOME=$T/home
-	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
+	edr_home_setup
 	unset CURL_CA_BUNDLE REGISTRY_AUTH_FILE
 	export ENTER_DEVROOT_DEFAULT_TEMPLATE=$EDR_TEMPLATE
-	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
-	edr_layout_setup
 	OUT=$T/outside # a sentinel no image may touch
 	mkdir -p "$OUT"
 	echo "sentinel" > "$OUT/file"
@@ -52,6 +48,14 @@ assert_refused() {
 	[[ ! -e $XDG_DATA_HOME/enter-devroot/meta/$name.json ]] || fail "metadata left for $name"
 	[[ $(cat "$OUT/file") == sentinel ]] || fail "the sentinel outside changed"
 	[[ $(ls -A "$OUT") == file ]] || fail "something appeared outside: $(ls -A "$OUT")"
+}
+
+# assert_image_refused TAG NEEDLE... <SPEC: create TAG --from the image SPEC describes
+# (written to $T/img, tagged TAG) is refused as assert_refused TAG NEEDLE... says.
+assert_image_refused() {
+	image "$T/img" >/dev/null
+	edr_run create "$1" --from "oci:$T/img:$1"
+	assert_refused "$@"
 }
 
 # in_root NAME CMD...: run CMD in devroot NAME (any mode this kernel allows).

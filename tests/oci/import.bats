@@ -264,56 +264,44 @@ new"
 }
 
 @test "a whiteout through a symlink is refused and removes nothing outside" {
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused s "esc/.wh.file" "symlink" <<-EOF
 	{"tag": "s", "layers": [$BASE_LAYER,
 	 {"entries": [{"path": "esc", "type": "symlink", "target": "$OUT"}]},
 	 {"entries": [{"path": "esc/.wh.file"}]}]}
 	EOF
-	edr_run create s --from "oci:$T/img:s"
-	assert_refused s "esc/.wh.file" "symlink"
 }
 
 @test "an opaque whiteout through a relative symlink is refused and removes nothing outside" {
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused s "esc/.wh..wh..opq" "symlink" <<-EOF
 	{"tag": "s", "layers": [$BASE_LAYER,
 	 {"entries": [{"path": "esc", "type": "symlink", "target": "../../../../../../../../../$OUT"}]},
 	 {"entries": [{"path": "esc/.wh..wh..opq"}]}]}
 	EOF
-	edr_run create s --from "oci:$T/img:s"
-	assert_refused s "esc/.wh..wh..opq" "symlink"
 }
 
 @test "a whiteout of '..' is refused" {
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused d ".wh..." "whiteout of '..'" <<-EOF
 	{"tag": "d", "layers": [$BASE_LAYER, {"entries": [{"path": "etc/.wh..."}]}]}
 	EOF
-	edr_run create d --from "oci:$T/img:d"
-	assert_refused d ".wh..." "whiteout of '..'"
 	[[ -d $(dirname "$XDG_DATA_HOME") ]]
 }
 
 @test "a whiteout of '.' is refused" {
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused d ".wh.." "whiteout of '.'" <<-EOF
 	{"tag": "d", "layers": [$BASE_LAYER, {"entries": [{"path": "etc/.wh.."}]}]}
 	EOF
-	edr_run create d --from "oci:$T/img:d"
-	assert_refused d ".wh.." "whiteout of '.'"
 }
 
 @test "aufs whiteout metadata (.wh..wh.*) other than the opaque marker is refused" {
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused d "unsupported whiteout" <<-EOF
 	{"tag": "d", "layers": [$BASE_LAYER, {"entries": [{"path": ".wh..wh.plnk", "type": "dir"}]}]}
 	EOF
-	edr_run create d --from "oci:$T/img:d"
-	assert_refused d "unsupported whiteout"
 }
 
 @test "an entry under a whiteout name is refused" {
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused d "a path through a whiteout name" <<-EOF
 	{"tag": "d", "layers": [$BASE_LAYER, {"entries": [{"path": "etc/.wh.x/y", "data": "y"}]}]}
 	EOF
-	edr_run create d --from "oci:$T/img:d"
-	assert_refused d "a path through a whiteout name"
 }
 
 @test "a hardlink to a file of an earlier layer becomes a copy of it (each layer is a tree of its own)" {
@@ -448,29 +436,23 @@ new"
 }
 
 @test "a layer whose bytes are not those of its digest is refused, nothing created" {
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused x "layer sha256:" "SHA-256 mismatch" <<-EOF
 	{"tag": "x", "layers": [{"entries": [{"path": "bin", "type": "dir"},
 	  {"path": "bin/f", "data": "$(printf 'a%.0s' {1..3000})"}]}],
 	 "hostile": {"flip_layer_byte": 2000}}
 	EOF
-	edr_run create x --from "oci:$T/img:x"
-	assert_refused x "layer sha256:" "SHA-256 mismatch"
 }
 
 @test "a manifest over 4 MiB is refused before it is parsed" {
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused x "over the limit of 4194304" <<-EOF
 	{"tag": "x", "layers": [$BASE_LAYER], "hostile": {"manifest_padding": 4200000}}
 	EOF
-	edr_run create x --from "oci:$T/img:x"
-	assert_refused x "over the limit of 4194304"
 }
 
 @test "a config that is not JSON is refused, nothing created" {
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused x "config sha256:" "not valid JSON" <<-EOF
 	{"tag": "x", "layers": [$BASE_LAYER], "hostile": {"config_not_json": true}}
 	EOF
-	edr_run create x --from "oci:$T/img:x"
-	assert_refused x "config sha256:" "not valid JSON"
 }
 
 @test "an index.json whose JSON error quotes a newline and an escape is refused in one line" {
@@ -485,36 +467,28 @@ new"
 }
 
 @test "a config whose descriptor lies about its size is refused" {
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused x "its descriptor says 5" <<-EOF
 	{"tag": "x", "layers": [$BASE_LAYER], "hostile": {"config_size": 5}}
 	EOF
-	edr_run create x --from "oci:$T/img:x"
-	assert_refused x "its descriptor says 5"
 }
 
 @test "a manifest of more than 1000 layers is refused before any is opened" {
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused x "1001 layers, over the limit of 1000" <<-EOF
 	{"tag": "x", "layers": [{"entries": [{"path": "f", "data": "f"}]}], "hostile": {"repeat_layers": 1001}}
 	EOF
-	edr_run create x --from "oci:$T/img:x"
-	assert_refused x "1001 layers, over the limit of 1000"
 }
 
 @test "a truncated layer is refused, nothing created" {
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused x "layer sha256:" <<-EOF
 	{"tag": "x", "layers": [$BASE_LAYER], "hostile": {"truncate_layer": 30000}}
 	EOF
-	edr_run create x --from "oci:$T/img:x"
-	assert_refused x "layer sha256:"
 }
 
 @test "a layer that is not a tar is refused, nothing created" {
 	printf 'not a tar at all, but long enough to be read as one block or two\n%.0s' {1..20} > "$T/junk"
-	image "$T/img" <<-EOF >/dev/null
+	assert_image_refused x "layer sha256:" <<-EOF
 	{"tag": "x", "layers": [$BASE_LAYER, {"compression": "none", "tarball": "$T/junk"}]}
 	EOF
-	edr_run create x --from "oci:$T/img:x"
-	assert_refused x "layer sha256:"
 }
 
 @test "a layout that is not one is one error" {

@@ -237,9 +237,7 @@ overlay_root_beside_secret() {
 	[[ $(since open "$mark" '"POST /v2/tailored/blobs/uploads/?mount=') -eq 2 ]] ||
 		fail "expected 2 mounts: $(tail -n +"$((mark + 1))" "$S/open.log" | grep -o '"[A-Z]* /v2/[^ ]*' | cut -c1-100)"
 	[[ $(since open "$mark" '"PUT /v2/tailored/manifests/1 ') -eq 1 ]] || fail "no manifest PUT"
-	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/tailored:1"
-	assert_success
-	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	run layer_count "docker://$(reg open)/tailored:1"
 	assert_output 3
 	# Pushed again: the registry has everything, only HEADs and the manifest.
 	mark=$(log_mark open)
@@ -309,12 +307,18 @@ print(m["layers"][-1]["digest"][7:])' "$T/lay")
 	! grep -q "^$(id -un):" "$fs/etc/passwd" || fail "the user's passwd line was pushed"
 }
 
-# top_layer REF: the entries of the pushed image's last layer.
 # layers_of REF: the layer digests of image REF, one line.
 layers_of() {
 	skopeo inspect --cert-dir "$S/certs" "$1" | python3 -c 'import json, sys; print(" ".join(json.load(sys.stdin)["Layers"]))'
 }
 
+# layer_count TRANSPORT:REF: how many layers skopeo sees in the image.
+layer_count() {
+	skopeo inspect --cert-dir "$S/certs" "$1" |
+		python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))'
+}
+
+# top_layer REF: the entries of the pushed image's last layer.
 top_layer() {
 	rm -rf "$T/top"
 	skopeo copy -q --src-cert-dir "$S/certs" "$1" "oci:$T/top:t"
@@ -364,9 +368,7 @@ unchanged_twice() {
 	assert_status 0
 	edr_run push r "docker://$(reg open)/from-http:1" --cacert "$CA" --quiet
 	assert_status 0
-	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/from-http:1"
-	assert_success
-	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	run layer_count "docker://$(reg open)/from-http:1"
 	assert_output 3
 	(
 		elsewhere
@@ -456,9 +458,7 @@ for f in docs:
 	echo mine > "$(root_of t)/added"
 	edr_run push t "docker://$(reg open)/flat:1" --cacert "$CA" --quiet
 	assert_status 0
-	run skopeo inspect --cert-dir "$S/certs" "docker://$(reg open)/flat:1"
-	assert_success
-	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	run layer_count "docker://$(reg open)/flat:1"
 	assert_output 1
 	elsewhere
 	edr create t2 --from "docker://$(reg open)/flat:1" --cacert "$CA" --quiet
@@ -498,7 +498,7 @@ archive_claiming_base() {
 		mark=$(log_mark locked)
 		edr_run push "evil$n" "docker://$(reg open)/public$n:1" --cacert "$CA" --quiet
 		assert_status 0
-		run layers_of "docker://$(reg open)/public$n:1"
+		run layer_count "docker://$(reg open)/public$n:1"
 		assert_output 1
 		run skopeo inspect --cert-dir "$S/certs" --format '{{index .Layers 0}}' "docker://$(reg open)/public$n:1"
 		[[ $output != "$layer" ]] || fail "$layout: the private layer was pushed"
@@ -575,9 +575,7 @@ archive_claiming_base() {
 	local one two
 	one=$("$EDR_BIN" push r "oci:$T/out:tail" --cacert "$CA" --quiet)
 	[[ $one == "oci:$T/out@sha256:"* ]] || fail "no pinned reference: $one"
-	run skopeo inspect "oci:$T/out:tail"
-	assert_success
-	run python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))' <<< "$output"
+	run layer_count "oci:$T/out:tail"
 	assert_output 3
 	run umoci unpack --rootless --image "$T/out:tail" "$T/bundle"
 	assert_success
@@ -631,12 +629,6 @@ archive_claiming_base() {
 	[[ $(ls "$layers/sha256" | wc -l) -eq 2 ]] || fail "the base's layers are not in the store again"
 }
 
-# layers_of TRANSPORT:REF: how many layers skopeo sees in the image.
-layers_of() {
-	skopeo inspect --cert-dir "$S/certs" "$1" |
-		python3 -c 'import json, sys; print(len(json.load(sys.stdin)["Layers"]))'
-}
-
 # tailored_back NAME: devroot NAME is the tailored root (tailor's changes on the base).
 tailored_back() {
 	local r
@@ -688,7 +680,7 @@ m = json.load(t.extractfile("manifest.json"))
 print(m[0]["RepoTags"], json.load(t.extractfile("repositories")))' "$T/a.tar"
 	assert_output --partial "['tailored:1']"
 	assert_output --partial "{'tailored': {'1': "
-	run layers_of "docker-archive:$T/a.tar"
+	run layer_count "docker-archive:$T/a.tar"
 	assert_output 3
 	run skopeo copy -q "docker-archive:$T/a.tar" "oci:$T/lay:a"
 	assert_success
@@ -736,7 +728,7 @@ print(m[0]["RepoTags"], json.load(t.extractfile("repositories")))' "$T/a.tar"
 	[[ $(since open "$mark" '"PUT /v2/fromoci/blobs/uploads/') -eq 4 ]] ||
 		fail "expected 4 blob PUTs, got $(since open "$mark" '"PUT /v2/fromoci/blobs/uploads/')"
 	[[ $(since open "$mark" 'mount=') -eq 0 ]] || fail "a mount was tried"
-	run layers_of "docker://$(reg open)/fromoci:1"
+	run layer_count "docker://$(reg open)/fromoci:1"
 	assert_output 3
 	# The same root to a layout: the same image.
 	local one
@@ -754,13 +746,13 @@ print(m[0]["RepoTags"], json.load(t.extractfile("repositories")))' "$T/a.tar"
 	tailor r
 	edr_run push r "docker://$(reg open)/fromarchive:1" --cacert "$CA" --quiet
 	assert_status 0
-	run layers_of "docker://$(reg open)/fromarchive:1"
+	run layer_count "docker://$(reg open)/fromarchive:1"
 	assert_output 3
 	edr push r "oci:$T/out:x" --quiet
-	run layers_of "oci:$T/out:x"
+	run layer_count "oci:$T/out:x"
 	assert_output 3
 	edr push r "docker-archive:$T/out.tar:out:1" --quiet
-	run layers_of "docker-archive:$T/out.tar"
+	run layer_count "docker-archive:$T/out.tar"
 	assert_output 3
 	# An unchanged root: the same digest twice.
 	local one two
@@ -824,7 +816,7 @@ print(m[0]["RepoTags"], json.load(t.extractfile("repositories")))' "$T/a.tar"
 			fail "$code: expected 2 PATCHes: $(tail -n +"$((mark + 1))" "$S/proxy.log")"
 		[[ $(since proxy "$mark" "^PUT /v2/patched-$code/blobs/uploads/.*digest=sha256:.* 201 0\$") -eq 2 ]] ||
 			fail "$code: expected 2 final PUTs: $(tail -n +"$((mark + 1))" "$S/proxy.log")"
-		run layers_of "docker://$(reg open)/patched-$code:1"
+		run layer_count "docker://$(reg open)/patched-$code:1"
 		assert_output 1
 	done
 	echo pass > "$S/proxy.mode"

@@ -17,13 +17,14 @@ import base64
 import http.server
 import json
 import os
-import ssl
 import time
 import urllib.parse
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
+
+import loopback_tls
 
 
 def b64url(data):
@@ -87,14 +88,7 @@ def main():
             self.end_headers()
             self.wfile.write(body)
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(*args.tls)
-    server.socket = ctx.wrap_socket(server.socket, server_side=True)
-    with open(args.port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.rename(args.port_file + ".tmp", args.port_file)
-    server.serve_forever()
+    loopback_tls.serve_forever(Handler, args.tls, args.port_file)
 
 
 if __name__ == "__main__":

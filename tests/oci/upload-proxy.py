@@ -24,8 +24,9 @@ import argparse
 import http.client
 import http.server
 import json
-import os
 import ssl
+
+import loopback_tls
 
 HOP_BY_HOP = {"connection", "keep-alive", "expect", "transfer-encoding", "te", "upgrade",
               "proxy-connection"}
@@ -122,14 +123,7 @@ def main():
 
         do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = handle_one
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_tls.load_cert_chain(*args.tls)
-    server.socket = server_tls.wrap_socket(server.socket, server_side=True)
-    with open(args.port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.rename(args.port_file + ".tmp", args.port_file)
-    server.serve_forever()
+    loopback_tls.serve_forever(Handler, args.tls, args.port_file)
 
 
 if __name__ == "__main__":

@@ -19,12 +19,8 @@ SLURM_TIMEOUT=90 # seconds for one srun, sbatch --wait or salloc, queueing inclu
 
 slurm_setup() {
 	[[ -n ${SLURM_CONF:-} && -x ${EDR_BIN:-} ]] || fail "run the suites through tests/slurm/run"
-	T=$BATS_TEST_TMPDIR
-	export HOME=$T/home
-	export XDG_DATA_HOME=$T/data XDG_CACHE_HOME=$T/cache XDG_CONFIG_HOME=$T/config
+	edr_home_setup
 	export ENTER_DEVROOT_DEFAULT_TEMPLATE=$EDR_TEMPLATE
-	mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"
-	edr_layout_setup
 	PATH=$(dirname "$EDR_BIN"):$PATH
 	umask 022
 	cd "$T" || return

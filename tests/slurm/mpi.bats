@@ -88,38 +88,46 @@ ranks_of() { # N: what every rank of N prints, sorted
 	for ((i = 0; i < $1; i++)); do echo "rank $i of $1: sum $(($1 * ($1 + 1) / 2))"; done | sort
 }
 
-@test "mpi: srun --mpi=pmix -N2 -n4 --devroot-image (the plugin): every rank once, in the root, the Allreduce right, nothing on stderr the bare host does not print" {
-	needs_mpi
-	needs_plugin
+# four_ranks_over_tcp ENTER...: mpi-hello's four ranks on the two nodes over TCP only (btl
+# self,tcp), on the bare host, then in the roots ENTER... gives them (PLUGIN's options or
+# PLAIN's command): every rank once, the Allreduce right.
+four_ranks_over_tcp() {
 	export OMPI_MCA_btl=self,tcp
 	bare --mpi=pmix -N2 -n4 --ntasks-per-node=2 "$PROG/mpi-hello"
 	assert_equal "$BARE_OUT" "$(ranks_of 4)"
-	in_roots --mpi=pmix -N2 -n4 --ntasks-per-node=2 "${PLUGIN[@]}" sh -c "$IN_ROOT" sh "$PROG/mpi-hello"
+	in_roots --mpi=pmix -N2 -n4 --ntasks-per-node=2 "$@" sh -c "$IN_ROOT" sh "$PROG/mpi-hello"
+}
+
+# two_ranks_over_shared_memory ENTER...: mpi-hello's two ranks on one node over shared memory
+# only (btl self,vader), a 16 MiB message too, on the bare host, then in the roots ENTER...
+# gives them.
+two_ranks_over_shared_memory() {
+	export OMPI_MCA_btl=self,vader
+	bare --mpi=pmix -N1 -n2 "$PROG/mpi-hello" big
+	assert_equal "$BARE_OUT" "$(ranks_of 2; echo 'rank 1: 4194304 words received, 0 wrong')"
+	in_roots --mpi=pmix -N1 -n2 "$@" sh -c "$IN_ROOT" sh "$PROG/mpi-hello" big
+}
+
+@test "mpi: srun --mpi=pmix -N2 -n4 --devroot-image (the plugin): every rank once, in the root, the Allreduce right, nothing on stderr the bare host does not print" {
+	needs_mpi
+	needs_plugin
+	four_ranks_over_tcp "${PLUGIN[@]}"
 }
 
 @test "mpi: srun --mpi=pmix -N2 -n4 enter-devroot run --ephemeral: every rank once, in the root, the Allreduce right, nothing on stderr the bare host does not print" {
 	needs_mpi
-	export OMPI_MCA_btl=self,tcp
-	bare --mpi=pmix -N2 -n4 --ntasks-per-node=2 "$PROG/mpi-hello"
-	assert_equal "$BARE_OUT" "$(ranks_of 4)"
-	in_roots --mpi=pmix -N2 -n4 --ntasks-per-node=2 "${PLAIN[@]}" sh -c "$IN_ROOT" sh "$PROG/mpi-hello"
+	four_ranks_over_tcp "${PLAIN[@]}"
 }
 
 @test "mpi: two ranks on one node over shared memory only (btl self,vader), a 16 MiB message too: in the plugin's roots as on the bare host" {
 	needs_mpi
 	needs_plugin
-	export OMPI_MCA_btl=self,vader
-	bare --mpi=pmix -N1 -n2 "$PROG/mpi-hello" big
-	assert_equal "$BARE_OUT" "$(ranks_of 2; echo 'rank 1: 4194304 words received, 0 wrong')"
-	in_roots --mpi=pmix -N1 -n2 "${PLUGIN[@]}" sh -c "$IN_ROOT" sh "$PROG/mpi-hello" big
+	two_ranks_over_shared_memory "${PLUGIN[@]}"
 }
 
 @test "mpi: two ranks on one node over shared memory only (btl self,vader), a 16 MiB message too: in run --ephemeral's roots as on the bare host" {
 	needs_mpi
-	export OMPI_MCA_btl=self,vader
-	bare --mpi=pmix -N1 -n2 "$PROG/mpi-hello" big
-	assert_equal "$BARE_OUT" "$(ranks_of 2; echo 'rank 1: 4194304 words received, 0 wrong')"
-	in_roots --mpi=pmix -N1 -n2 "${PLAIN[@]}" sh -c "$IN_ROOT" sh "$PROG/mpi-hello" big
+	two_ranks_over_shared_memory "${PLAIN[@]}"
 }
 
 @test "mpi: srun --mpi=pmi2 -N2 -n4: a PMI-2 client in the plugin's roots and in run --ephemeral's reads the other tasks' keys, as on the bare host" {

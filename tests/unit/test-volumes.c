@@ -29,12 +29,15 @@ put (const char *rel, const char *text)
   fclose (f);
 }
 
-static char *
-get (const char *rel)
+/* The file REL holds exactly WANT. */
+static void
+assert_holds (const char *rel, const char *want)
 {
   cleanup_free char *p = at (rel);
   size_t len;
-  return load_file_at (AT_FDCWD, p, 4096, &len);
+  cleanup_free char *got = load_file_at (AT_FDCWD, p, 4096, &len);
+  assert_non_null (got);
+  assert_string_equal (got, want);
 }
 
 static char *
@@ -113,6 +116,16 @@ volumes_free (struct ci_volume v[3])
     }
 }
 
+/* V, the volumes, copied into the root as before a job's first step; the root's path. */
+static char *
+copied_in (struct ci_volume v[3])
+{
+  volumes (v);
+  char *root = at ("root");
+  ci_volumes_copy_in (root, v, 3);
+  return root;
+}
+
 /* In, a step's changes, back: what the step wrote is the runner's, removals mirrored,
  * readOnly never copied back; then what the runner changed reaches the root. */
 static void
@@ -120,16 +133,11 @@ test_in_and_back (void **state)
 {
   (void) state;
   struct ci_volume v[3];
-  volumes (v);
-  cleanup_free char *root = at ("root");
-  ci_volumes_copy_in (root, v, 3);
-  cleanup_free char *a = get ("root/__w/a");
-  assert_string_equal (a, "runner-a");
-  cleanup_free char *b = get ("root/__w/sub/b");
-  assert_string_equal (b, "runner-b");
+  cleanup_free char *root = copied_in (v);
+  assert_holds ("root/__w/a", "runner-a");
+  assert_holds ("root/__w/sub/b", "runner-b");
   assert_true (exists ("root/__w/_temp/out"));
-  cleanup_free char *tool = get ("root/__e/tool");
-  assert_string_equal (tool, "tool");
+  assert_holds ("root/__e/tool", "tool");
 
   /* The step. */
   put ("root/__w/_temp/out", "answer=42\n");
@@ -138,13 +146,10 @@ test_in_and_back (void **state)
   assert_int_equal (unlink (old), 0);
   put ("root/__e/tool", "written-inside");
   assert_true (ci_volumes_copy_back (root, v, 3));
-  cleanup_free char *out = get ("host/work/_temp/out");
-  assert_string_equal (out, "answer=42\n");
-  cleanup_free char *n = get ("host/work/new");
-  assert_string_equal (n, "made-inside");
+  assert_holds ("host/work/_temp/out", "answer=42\n");
+  assert_holds ("host/work/new", "made-inside");
   assert_false (exists ("host/work/sub/b"));
-  cleanup_free char *tool2 = get ("host/ext/tool");
-  assert_string_equal (tool2, "tool");
+  assert_holds ("host/ext/tool", "tool");
 
   /* The runner's change between steps, and readOnly restored inside. */
   cleanup_free char *hn = at ("host/work/new");
@@ -152,10 +157,8 @@ test_in_and_back (void **state)
   put ("host/work/a", "runner-changed");
   ci_volumes_copy_in (root, v, 3);
   assert_false (exists ("root/__w/new"));
-  cleanup_free char *a2 = get ("root/__w/a");
-  assert_string_equal (a2, "runner-changed");
-  cleanup_free char *tool3 = get ("root/__e/tool");
-  assert_string_equal (tool3, "tool");
+  assert_holds ("root/__w/a", "runner-changed");
+  assert_holds ("root/__e/tool", "tool");
   volumes_free (v);
 }
 
@@ -167,9 +170,7 @@ test_hostile (void **state)
 {
   (void) state;
   struct ci_volume v[3];
-  volumes (v);
-  cleanup_free char *root = at ("root");
-  ci_volumes_copy_in (root, v, 3);
+  cleanup_free char *root = copied_in (v);
   cleanup_free char *outside = at ("outside");
   cleanup_free char *l1 = at ("root/__w/passwd");
   cleanup_free char *l2 = at ("root/__w/escape");
@@ -190,12 +191,9 @@ test_hostile (void **state)
   put ("root/__w/escape/secret", "planted");
   assert_true (ci_volumes_copy_back (root, v, 3));
   assert_null (link_of ("host/work/passwd"));
-  cleanup_free char *p = get ("host/work/passwd");
-  assert_string_equal (p, "planted");
-  cleanup_free char *e = get ("host/work/escape/secret");
-  assert_string_equal (e, "planted");
-  cleanup_free char *s = get ("outside/secret");
-  assert_string_equal (s, "kept");
+  assert_holds ("host/work/passwd", "planted");
+  assert_holds ("host/work/escape/secret", "planted");
+  assert_holds ("outside/secret", "kept");
 
   /* The step replaces /__w/_temp with a symlink to outside. */
   cleanup_free char *t = at ("root/__w/_temp");
