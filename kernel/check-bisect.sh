@@ -44,7 +44,7 @@ objects() {
 		security/apparmor/include/*) echo security/apparmor/lsm.o security/apparmor/capability.o ;;
 		security/selinux/include/*) echo security/selinux/hooks.o security/selinux/ss/services.o ;;
 		esac
-	done | sort -u
+	done | tr ' ' '\n' | sort -u
 }
 
 # warnings LOG: W=1's warnings, without their line and column numbers (a patch moves them).
@@ -63,14 +63,16 @@ rc=0
 n=0
 while read -r p; do
 	n=$((n + 1))
-	subject=$(sed -n 's/^Subject: //p' "$KDIR/patches/$p" | head -n 1)
+	# The Subject header, its folded lines joined.
+	subject=$(awk '/^Subject: /{s=substr($0, 10); f=1; next} f && /^[ \t]/{s=s $0; next}
+		f{print s; exit}' "$KDIR/patches/$p" | tr -s ' \t' ' ')
 	git -C "$work/linux" -c user.name=check -c user.email=check@localhost am -q "$KDIR/patches/$p"
 	objs=$(objects "$KDIR/patches/$p")
+	: >"$work/$n.log"
 	if [[ -z $objs ]] ||
 		make -C "$work/linux" O="$work/obj" -s -j"$JOBS" W=1 $objs >"$work/$n.log" 2>&1 &&
 		[[ -z $(warnings "$work/$n.log" | comm -23 - "$work/base.warnings") ]]; then
-		echo "ok $n $subject (${objs:-no kernel object})" | tr '\n' ' '
-		echo
+		echo "ok $n $subject ($(echo ${objs:-no kernel object}))"
 	else
 		echo "not ok $n $subject"
 		tail -n 20 "$work/$n.log" | sed 's/^/# /'
