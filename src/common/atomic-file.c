@@ -28,6 +28,15 @@ remove_pending (void)
   pending = NULL;
 }
 
+/* F's temporary, now made, is one die() removes. */
+static void
+track (struct atomic_file *f)
+{
+  f->next = pending;
+  pending = f;
+  set_die_temp_cleanup (remove_pending);
+}
+
 static void
 forget (struct atomic_file *f)
 {
@@ -75,9 +84,7 @@ atomic_file_open (struct atomic_file *f, int dirfd, const char *target, mode_t m
         {
           f->tmp = tmp;
           f->fd = fd;
-          f->next = pending;
-          pending = f;
-          set_die_temp_cleanup (remove_pending);
+          track (f);
           return 0;
         }
       int errsv = errno;
@@ -133,9 +140,7 @@ atomic_file_link (struct atomic_file *f, int dirfd, const char *target, int srcf
     {
       if (link_temp (f, srcfd, srcpath, &want) == 0)
         {
-          f->next = pending;
-          pending = f;
-          set_die_temp_cleanup (remove_pending);
+          track (f);
           return 0;
         }
       if (errno != EEXIST)
