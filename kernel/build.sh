@@ -50,11 +50,14 @@ LOG=/dev/null
 STEP=setup
 
 die() {
+	[ -z "${BUSY:-}" ] || rm -f "$BUSY"
 	echo "enter-devroot: kernel build: $*" >&2
 	exit 1
 }
 
 on_error() {
+	# Whatever failed has returned: the trees are not half-written.
+	[ -z "${BUSY:-}" ] || rm -f "$BUSY"
 	if [ "$LOG" != /dev/null ] && [ -s "$LOG" ]; then
 		echo "--- last lines of $LOG ---" >&2
 		tail -n 25 "$LOG" >&2
@@ -161,10 +164,26 @@ unpack_pristine() {
 LOG=$B/build.log
 WT=$CACHE/work/linux
 OBJ=$CACHE/work/obj
+# BUSY_FILE exists while git or make work in WT and OBJ, and goes once they have
+# returned (done or failed): a build that was killed (a machine shut down, a
+# session ended) leaves it, and may have left a half-written object or .cmd
+# file that make would trust ("unterminated variable reference").  The next
+# build then starts from an empty worktree and object directory.
+BUSY_FILE=$CACHE/work/busy
+BUSY=
 step "preparing $MODE build $KEY"
 rm -rf "$B"
 mkdir -p "$OUT/selftests" "$OBJ"
 : > "$LOG"
+if [ -e "$BUSY_FILE" ]; then
+	echo "kernel: the last build in $CACHE/work was interrupted: starting from a clean tree" >&2
+	echo "interrupted build ($(cat "$BUSY_FILE" 2>/dev/null || true)): clean tree" >> "$LOG"
+	rm -rf "$WT" "$WT.src" "$WT.built" "$OBJ"
+	find "$SRC/.git" -maxdepth 3 -name '*.lock' -delete
+	mkdir -p "$OBJ"
+fi
+BUSY=$BUSY_FILE
+echo "pid $$ since $(date -u +%FT%TZ)" > "$BUSY"
 # The shared worktree belongs to one package version: start over on a new one.
 if [ "$(cat "$WT.src" 2>/dev/null || true)" != "$SRC" ]; then
 	rm -rf "$WT" "$WT.src" "$WT.built" "$OBJ"
@@ -295,6 +314,7 @@ fi
 
 cp "$OBJ/arch/x86/boot/bzImage" "$OUT/bzImage"
 cp "$OBJ/.config" "$OUT/config"
+rm -f "$BUSY"
 date -u +%FT%TZ > "$B/stamp"
 trap - ERR
 
