@@ -7,6 +7,9 @@ STEP is one of
     expect:REGEX   wait until the output so far (since the last expect) matches REGEX
     send:TEXT      type TEXT; \\n, \\r and ^X (a control character, e.g. ^Z) are decoded
     sleep:S        wait S seconds
+    fg:NAME        wait until the terminal's foreground process group is led by a process
+                   named NAME (/proc/PGID/comm), or, as fg:!NAME, by one not named NAME:
+                   a ^C or ^Z sent after it reaches that job, however loaded the machine
 
 The command runs in a new session with the pty as its controlling terminal and as the
 foreground process group, so job control, ^C and ^Z behave as in an interactive login.
@@ -90,6 +93,22 @@ def main():
             mark = pattern.search(seen, mark).end()
         elif kind == "send":
             os.write(fd, decode(arg))
+        elif kind == "fg":
+            want, negate = (arg[1:], True) if arg.startswith("!") else (arg, False)
+            while True:
+                try:
+                    with open("/proc/%d/comm" % os.tcgetpgrp(fd)) as f:
+                        name = f.read().strip()
+                except OSError:
+                    name = None
+                if name is not None and (name == want) != negate:
+                    break
+                if time.monotonic() > deadline:
+                    sys.stderr.write("ptyrun: timed out waiting for the foreground job %r (it is %r)\n"
+                                     % (arg, name))
+                    os.kill(pid, 9)
+                    finish(124)
+                pump(0.05)
         elif kind == "sleep":
             end = time.monotonic() + float(arg)
             while time.monotonic() < end:
