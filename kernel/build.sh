@@ -49,15 +49,19 @@ PRISTINE_DATE=2000-01-01T00:00:00Z
 LOG=/dev/null
 STEP=setup
 
-die() {
+# The trees in work/ are whole again (see BUSY_FILE below).
+release_work() {
 	[ -z "${BUSY:-}" ] || rm -f "$BUSY"
+}
+
+die() {
+	release_work
 	echo "enter-devroot: kernel build: $*" >&2
 	exit 1
 }
 
 on_error() {
-	# Whatever failed has returned: the trees are not half-written.
-	[ -z "${BUSY:-}" ] || rm -f "$BUSY"
+	release_work # whatever failed has returned: nothing is half-written
 	if [ "$LOG" != /dev/null ] && [ -s "$LOG" ]; then
 		echo "--- last lines of $LOG ---" >&2
 		tail -n 25 "$LOG" >&2
@@ -178,13 +182,13 @@ mkdir -p "$OUT/selftests" "$OBJ"
 if [ -e "$BUSY_FILE" ]; then
 	echo "kernel: the last build in $CACHE/work was interrupted: starting from a clean tree" >&2
 	echo "interrupted build ($(cat "$BUSY_FILE" 2>/dev/null || true)): clean tree" >> "$LOG"
-	rm -rf "$WT" "$WT.src" "$WT.built" "$OBJ"
+	rm -f "$WT.src" # start over, below
 	find "$SRC/.git" -maxdepth 3 -name '*.lock' -delete
-	mkdir -p "$OBJ"
 fi
 BUSY=$BUSY_FILE
 echo "pid $$ since $(date -u +%FT%TZ)" > "$BUSY"
-# The shared worktree belongs to one package version: start over on a new one.
+# The shared worktree belongs to one package version: start over on a new one (or
+# after an interrupted build).
 if [ "$(cat "$WT.src" 2>/dev/null || true)" != "$SRC" ]; then
 	rm -rf "$WT" "$WT.src" "$WT.built" "$OBJ"
 	mkdir -p "$OBJ"
@@ -314,7 +318,7 @@ fi
 
 cp "$OBJ/arch/x86/boot/bzImage" "$OUT/bzImage"
 cp "$OBJ/.config" "$OUT/config"
-rm -f "$BUSY"
+release_work
 date -u +%FT%TZ > "$B/stamp"
 trap - ERR
 
