@@ -8,8 +8,8 @@ STEP is one of
     send:TEXT      type TEXT; \\n, \\r and ^X (a control character, e.g. ^Z) are decoded
     sleep:S        wait S seconds
     fg:NAME        wait until the terminal's foreground process group is led by a process
-                   named NAME (/proc/PGID/comm), or, as fg:!NAME, by one not named NAME:
-                   a ^C or ^Z sent after it reaches that job, however loaded the machine
+                   named NAME (/proc/PGID/comm), or, as fg:!NAME, by one not named NAME
+                   (a ^Z the terminal sends after it goes to that group, not the shell)
 
 The command runs in a new session with the pty as its controlling terminal and as the
 foreground process group, so job control, ^C and ^Z behave as in an interactive login.
@@ -80,6 +80,11 @@ def main():
         sys.stdout.flush()
         sys.exit(status)
 
+    def give_up(what):
+        sys.stderr.write("ptyrun: timed out %s\n" % what)
+        os.kill(pid, 9)
+        finish(124)
+
     for step in steps:
         kind, _, arg = step.partition(":")
         if kind == "expect":
@@ -87,9 +92,7 @@ def main():
             while not pattern.search(seen, mark):
                 if time.monotonic() > deadline or not pump(0.1) and not pattern.search(seen, mark):
                     if not pattern.search(seen, mark):
-                        sys.stderr.write("ptyrun: timed out or ended waiting for %r\n" % arg)
-                        os.kill(pid, 9)
-                        finish(124)
+                        give_up("or ended waiting for %r" % arg)
             mark = pattern.search(seen, mark).end()
         elif kind == "send":
             os.write(fd, decode(arg))
@@ -104,10 +107,7 @@ def main():
                 if name is not None and (name == want) != negate:
                     break
                 if time.monotonic() > deadline:
-                    sys.stderr.write("ptyrun: timed out waiting for the foreground job %r (it is %r)\n"
-                                     % (arg, name))
-                    os.kill(pid, 9)
-                    finish(124)
+                    give_up("waiting for the foreground job %r (it is %r)" % (arg, name))
                 pump(0.05)
         elif kind == "sleep":
             end = time.monotonic() + float(arg)
@@ -119,17 +119,13 @@ def main():
     # Read until the pty closes (EOF or EIO), then reap; both within the deadline.
     while pump(0.1):
         if time.monotonic() > deadline:
-            sys.stderr.write("ptyrun: timed out waiting for the command to end\n")
-            os.kill(pid, 9)
-            finish(124)
+            give_up("waiting for the command to end")
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
         if time.monotonic() > deadline:
-            sys.stderr.write("ptyrun: timed out waiting for the command to exit\n")
-            os.kill(pid, 9)
-            finish(124)
+            give_up("waiting for the command to exit")
         time.sleep(0.05)
     code = os.waitstatus_to_exitcode(status)
     finish(code if code >= 0 else 128 - code)
